@@ -1,0 +1,247 @@
+#!/usr/bin/env python3
+"""Real LXC system containers as Molecule test hosts (stand-ins for a Proxmox CT).
+
+Run as root on the test machine (the controller). Stdlib only.
+
+  lxc_harness.py host                      bridge up, sanity of the machine
+  lxc_harness.py base                      build (or reuse) the cached base container
+  lxc_harness.py create NAME [--bind SRC:DST[:ro]] [--config 'lxc.key = value']
+                                           clone base (overlayfs), start, wait, authorize key;
+                                           prints Molecule's instance config as JSON
+  lxc_harness.py destroy NAME              stop and remove the clone (the base stays)
+  lxc_harness.py list                      containers this harness owns
+
+Facts this relies on were measured on this machine: ../shared/reference/test-host.md
+(bridge started by hand, no AppArmor, base 52 s, overlayfs clone 0.3 s).
+"""
+
+import argparse
+import contextlib
+import fcntl
+import hashlib
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+
+PREFIX = "igh-"
+STATE_DIR = os.environ.get("IGH_LXC_STATE", os.path.expanduser("~/.cache/inference.gpu_host/lxc"))
+LXC_PATH = os.environ.get("IGH_LXC_PATH", "/var/lib/lxc")
+KEY = os.path.join(STATE_DIR, "id_ed25519")
+
+# The recipe of the base container: change anything here and the base is rebuilt.
+# A Proxmox Debian 12 CT template ships systemd, sshd and python3; nothing else is
+# pre-installed here, so the roles have to install what they need themselves.
+BASE_RECIPE = {
+    "template": "debian",
+    "release": "bookworm",
+    "packages": ["systemd-sysv", "openssh-server", "python3", "iproute2", "dbus"],
+    "recipe_version": 2,
+}
+
+
+def log(msg):
+    sys.stderr.write("[lxc-harness] %s\n" % msg)
+    sys.stderr.flush()
+
+
+def run(cmd, check=True, capture=True, input_text=None, timeout=None, env=None):
+    proc = subprocess.run(
+        cmd, check=False, text=True, input=input_text, timeout=timeout, env=env,
+        stdout=subprocess.PIPE if capture else None, stderr=subprocess.PIPE if capture else None,
+    )
+    if check and proc.returncode != 0:
+        raise SystemExit("command failed (%d): %s\n%s%s" % (
+            proc.returncode, " ".join(cmd), proc.stdout or "", proc.stderr or ""))
+    return proc
+
+
+@contextlib.contextmanager
+def locked(name):
+    os.makedirs(STATE_DIR, exist_ok=True)
+    with open(os.path.join(STATE_DIR, name + ".lock"), "w") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        yield
+
+
+def clean_env():
+    # lxc-attach passes the caller's environment unless told not to (PIP_* included).
+    return {"PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "LANG": "C.UTF-8"}
+
+
+def exists(name):
+    return os.path.isfile(os.path.join(LXC_PATH, name, "config"))
+
+
+def state(name):
+    proc = run(["lxc-info", "-n", name, "-sH"], check=False)
+    return proc.stdout.strip() if proc.returncode == 0 else "ABSENT"
+
+
+def ensure_host():
+    """The machine may have no systemd: bring the LXC bridge up ourselves."""
+    for tool in ("lxc-create", "lxc-copy", "lxc-attach", "debootstrap", "ssh-keygen"):
+        if shutil.which(tool) is None:
+            raise SystemExit("%s not found: apt-get install lxc debootstrap openssh-client" % tool)
+    if not os.path.isdir("/sys/class/net/lxcbr0"):
+        log("starting the LXC bridge (lxc-net)")
+        run(["/usr/libexec/lxc/lxc-net", "start"])
+    if not os.path.exists(KEY):
+        os.makedirs(STATE_DIR, exist_ok=True)
+        run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "inference.gpu_host-molecule", "-f", KEY])
+
+
+def base_name():
+    digest = hashlib.sha256(json.dumps(BASE_RECIPE, sort_keys=True).encode()).hexdigest()[:10]
+    return PREFIX + "base-" + digest
+
+
+def ensure_base():
+    ensure_host()
+    name = base_name()
+    with locked("base"):
+        marker = os.path.join(LXC_PATH, name, "igh-recipe.json")
+        if exists(name) and os.path.exists(marker):
+            return name
+        if exists(name):
+            log("removing half-built base %s" % name)
+            run(["lxc-destroy", "-f", "-n", name], check=False)
+        # Older bases (other recipes) go, with any clone still standing on them.
+        for other in list_owned():
+            if other.startswith(PREFIX + "base-") and other != name:
+                log("removing outdated base %s" % other)
+                run(["lxc-destroy", "-f", "-s", "-n", other], check=False)
+        log("building base container %s (debootstrap, about a minute)" % name)
+        t0 = time.time()
+        run(["lxc-create", "-n", name, "-t", BASE_RECIPE["template"], "--",
+             "-r", BASE_RECIPE["release"], "--packages=" + ",".join(BASE_RECIPE["packages"])],
+            capture=True, timeout=1800)
+        with open(os.path.join(LXC_PATH, name, "config"), "a") as fh:
+            # No AppArmor on this machine (test-host.md).
+            fh.write("\nlxc.apparmor.profile = unconfined\n")
+        with open(marker, "w") as fh:
+            json.dump(BASE_RECIPE, fh)
+        log("base ready in %.0f s" % (time.time() - t0))
+    return name
+
+
+def list_owned():
+    proc = run(["lxc-ls", "-1"], check=False)
+    return [n for n in proc.stdout.split() if n.startswith(PREFIX)]
+
+
+def attach(name, argv, input_text=None, timeout=None, check=True):
+    return run(["lxc-attach", "-n", name, "--clear-env"] + [a for kv in clean_env().items() for a in ("-v", "%s=%s" % kv)]
+               + ["--"] + argv, input_text=input_text, timeout=timeout, check=check)
+
+
+def wait_ssh(address, timeout=60):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        try:
+            with socket.create_connection((address, 22), timeout=2) as sock:
+                if sock.recv(4).startswith(b"SSH"):
+                    return
+        except OSError:
+            pass
+        time.sleep(0.5)
+    raise SystemExit("sshd in the container did not answer on %s:22 within %d s" % (address, timeout))
+
+
+def destroy(name):
+    if exists(name):
+        run(["lxc-stop", "-k", "-n", name], check=False)
+        run(["lxc-destroy", "-f", "-n", name], check=True)
+        log("destroyed %s" % name)
+
+
+def create(name, binds, extra_config, memory):
+    if not name.startswith(PREFIX):
+        name = PREFIX + name
+    base = ensure_base()
+    # A crashed earlier run may have left this instance behind: start clean.
+    destroy(name)
+    run(["lxc-copy", "-n", base, "-N", name, "-s", "-B", "overlayfs"])
+    with open(os.path.join(LXC_PATH, name, "config"), "a") as fh:
+        fh.write("\n# added by lxc_harness.py\n")
+        for bind in binds:
+            parts = bind.split(":")
+            src, dst = parts[0], parts[1].lstrip("/")
+            opts = "bind,create=dir" + (",ro" if len(parts) > 2 and parts[2] == "ro" else "")
+            os.makedirs(src, exist_ok=True)
+            fh.write("lxc.mount.entry = %s %s none %s 0 0\n" % (src, dst, opts))
+        if memory:
+            # cgroup v1 (this machine) and v2 (Proxmox VE 7+) name the limit differently.
+            if os.path.isdir("/sys/fs/cgroup/memory"):
+                fh.write("lxc.cgroup.memory.limit_in_bytes = %s\n" % memory)
+            else:
+                fh.write("lxc.cgroup2.memory.max = %s\n" % memory)
+        for line in extra_config:
+            fh.write(line + "\n")
+    run(["lxc-start", "-n", name, "-d"])
+    t0 = time.time()
+    # Right after lxc-start, PID 1 may not answer on its bus yet (empty reply): retry.
+    status = ""
+    deadline = time.time() + 300
+    while time.time() < deadline and status in ("", "offline", "unknown"):
+        proc = attach(name, ["systemctl", "is-system-running", "--wait"], timeout=300, check=False)
+        status = proc.stdout.strip()
+        if status in ("", "offline", "unknown"):
+            time.sleep(0.5)
+    if status not in ("running", "degraded"):
+        raise SystemExit("container %s did not settle: systemctl is-system-running says %r" % (name, status))
+    if status == "degraded":
+        failed = attach(name, ["systemctl", "--failed", "--no-legend", "--plain"], check=False).stdout
+        log("%s is degraded; failed units: %s" % (name, failed.strip()))
+    address = ""
+    deadline = time.time() + 60
+    while time.time() < deadline:
+        ips = [ip for ip in run(["lxc-info", "-n", name, "-iH"], check=False).stdout.split() if ip.count(".") == 3]
+        if ips:
+            address = ips[0]
+            break
+        time.sleep(0.5)
+    if not address:
+        raise SystemExit("container %s got no IPv4 address on lxcbr0" % name)
+    with open(KEY + ".pub") as fh:
+        pub = fh.read()
+    attach(name, ["sh", "-c", "umask 077; mkdir -p /root/.ssh && cat > /root/.ssh/authorized_keys"], input_text=pub)
+    wait_ssh(address)
+    log("%s up at %s in %.1f s (%s)" % (name, address, time.time() - t0, status))
+    return {"instance": name, "address": address, "user": "root", "port": 22, "identity_file": KEY}
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="cmd", required=True)
+    sub.add_parser("host")
+    sub.add_parser("base")
+    sub.add_parser("list")
+    p_create = sub.add_parser("create")
+    p_create.add_argument("name")
+    p_create.add_argument("--bind", action="append", default=[], help="SRC:DST[:ro] bind mount")
+    p_create.add_argument("--config", action="append", default=[], help="extra raw lxc config line")
+    p_create.add_argument("--memory", default="", help="memory limit, e.g. 8G")
+    p_destroy = sub.add_parser("destroy")
+    p_destroy.add_argument("name")
+    args = parser.parse_args()
+    if os.geteuid() != 0:
+        raise SystemExit("lxc_harness.py must run as root (classic privileged LXC)")
+    if args.cmd == "host":
+        ensure_host()
+    elif args.cmd == "base":
+        print(ensure_base())
+    elif args.cmd == "list":
+        print("\n".join(list_owned()))
+    elif args.cmd == "create":
+        print(json.dumps(create(args.name, args.bind, args.config, args.memory)))
+    elif args.cmd == "destroy":
+        name = args.name if args.name.startswith(PREFIX) else PREFIX + args.name
+        destroy(name)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Install everything the collection's tests and local run need, from nothing,
+# on a Debian bookworm machine (as root): LXC, the dev venv, the test harness.
+# Safe to run again: each step is skipped when already done.
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+
+if [ "$(id -u)" != 0 ]; then
+  echo "bootstrap.sh: run as root (classic LXC containers are the test hosts)" >&2
+  exit 2
+fi
+
+need_apt=()
+for pkg in lxc debootstrap openssh-client rsync git curl dnsmasq-base iptables python3-venv; do
+  dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || need_apt+=("$pkg")
+done
+if [ "${#need_apt[@]}" -gt 0 ]; then
+  echo "== apt-get install ${need_apt[*]}"
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}" >/dev/null
+fi
+
+# uv ships its own CA roots; the system store carries the site's private CA.
+export UV_NATIVE_TLS=1
+PY="${PYTHON:-python3}"
+if [ ! -x .venv/bin/python ] || ! cmp -s requirements-dev.txt .venv/.requirements-dev.txt; then
+  echo "== dev venv from requirements-dev.txt (locked, hashed)"
+  [ -x .venv/bin/python ] || "$PY" -m venv .venv
+  .venv/bin/python -m pip install -q uv==0.9.30
+  .venv/bin/uv pip install -q --python .venv/bin/python --require-hashes -r requirements-dev.txt
+  cp requirements-dev.txt .venv/.requirements-dev.txt
+fi
+
+# ansible-test's pip bootstrap, offline (see scripts/ansible_test_get_pip.py).
+mkdir -p ~/.ansible/test/cache
+cp scripts/ansible_test_get_pip.py ~/.ansible/test/cache/get_pip_24_2.py
+
+# LXC: the bridge (no systemd here to start lxc-net), the base container.
+.venv/bin/python molecule/_shared/lxc_harness.py base >/dev/null
+echo "== bootstrap done"

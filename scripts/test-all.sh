@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# The whole test suite, from nothing: lint, ansible-test sanity, unit tests,
+# every Molecule scenario on real LXC containers. Run as root on Debian bookworm.
+#   bash scripts/test-all.sh                 everything
+#   IGH_STAGES="unit molecule" bash scripts/test-all.sh
+#   IGH_SCENARIOS="base drafter" bash scripts/test-all.sh
+set -uo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+bash scripts/bootstrap.sh || { echo "bootstrap failed"; exit 1; }
+export PATH="$ROOT/.venv/bin:$PATH"
+export ANSIBLE_COLLECTIONS_PATH="$ROOT/.collections"
+export UV_NATIVE_TLS=1
+
+STAGES="${IGH_STAGES:-lint sanity unit inventory molecule}"
+SCENARIOS="${IGH_SCENARIOS:-$(cat molecule/ORDER)}"
+passed=0; failed=0; failed_names=()
+stage() {
+  local name="$1"; shift
+  echo; echo "=================== $name"
+  local t0=$SECONDS
+  if "$@"; then passed=$((passed+1)); echo "=== $name: ok ($((SECONDS-t0)) s)";
+  else failed=$((failed+1)); failed_names+=("$name"); echo "=== $name: FAILED ($((SECONDS-t0)) s)"; fi
+}
+for s in $STAGES; do
+  case "$s" in
+    lint) stage lint ansible-lint --profile production ;;
+    sanity) stage sanity bash scripts/sanity.sh ;;
+    unit) stage unit pytest -q -p no:cacheprovider tests/unit ;;
+    inventory) stage inventory python3 scripts/validate_inventories.py ;;
+    molecule) for sc in $SCENARIOS; do stage "molecule-$sc" molecule test -s "$sc"; done ;;
+    *) echo "unknown stage $s"; failed=$((failed+1)) ;;
+  esac
+done
+echo
+[ "$failed" -eq 0 ] || echo "failed stages: ${failed_names[*]}"
+echo "stages: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
