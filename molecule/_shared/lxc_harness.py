@@ -158,10 +158,13 @@ def destroy(name):
         log("destroyed %s" % name)
 
 
-def create(name, binds, extra_config, memory):
-    if not name.startswith(PREFIX):
-        name = PREFIX + name
+def create(instance, binds, extra_config, memory, reuse=False):
+    # Molecule and inventories know the host by `instance`; the container carries
+    # the harness prefix so that only containers it made are ever touched.
+    name = instance if instance.startswith(PREFIX) else PREFIX + instance
     base = ensure_base()
+    if reuse and state(name) == "RUNNING":
+        return describe(instance, name)
     # A crashed earlier run may have left this instance behind: start clean.
     destroy(name)
     run(["lxc-copy", "-n", base, "-N", name, "-s", "-B", "overlayfs"])
@@ -196,6 +199,13 @@ def create(name, binds, extra_config, memory):
     if status == "degraded":
         failed = attach(name, ["systemctl", "--failed", "--no-legend", "--plain"], check=False).stdout
         log("%s is degraded; failed units: %s" % (name, failed.strip()))
+    result = describe(instance, name)
+    log("%s up at %s in %.1f s (%s)" % (name, result["address"], time.time() - t0, status))
+    return result
+
+
+def describe(instance, name):
+    """Address and SSH access of a running container (the key is (re)authorized)."""
     address = ""
     deadline = time.time() + 60
     while time.time() < deadline:
@@ -210,8 +220,7 @@ def create(name, binds, extra_config, memory):
         pub = fh.read()
     attach(name, ["sh", "-c", "umask 077; mkdir -p /root/.ssh && cat > /root/.ssh/authorized_keys"], input_text=pub)
     wait_ssh(address)
-    log("%s up at %s in %.1f s (%s)" % (name, address, time.time() - t0, status))
-    return {"instance": name, "address": address, "user": "root", "port": 22, "identity_file": KEY}
+    return {"instance": instance, "address": address, "user": "root", "port": 22, "identity_file": KEY}
 
 
 def main():
@@ -225,6 +234,7 @@ def main():
     p_create.add_argument("--bind", action="append", default=[], help="SRC:DST[:ro] bind mount")
     p_create.add_argument("--config", action="append", default=[], help="extra raw lxc config line")
     p_create.add_argument("--memory", default="", help="memory limit, e.g. 8G")
+    p_create.add_argument("--reuse", action="store_true", help="keep a running container of that name")
     p_destroy = sub.add_parser("destroy")
     p_destroy.add_argument("name")
     args = parser.parse_args()
@@ -237,7 +247,7 @@ def main():
     elif args.cmd == "list":
         print("\n".join(list_owned()))
     elif args.cmd == "create":
-        print(json.dumps(create(args.name, args.bind, args.config, args.memory)))
+        print(json.dumps(create(args.name, args.bind, args.config, args.memory, args.reuse)))
     elif args.cmd == "destroy":
         name = args.name if args.name.startswith(PREFIX) else PREFIX + args.name
         destroy(name)

@@ -1,0 +1,39 @@
+"""testinfra checks of the python_env role (ct129's profile on a GPU-less LXC stand-in)."""
+import json
+
+VENV = "/root/ml-env"
+SITE = VENV + "/lib/python3.11/site-packages"
+
+
+def test_venv_python(host):
+    assert host.file(VENV + "/bin/python").exists
+
+
+def test_vllm_and_torch_pinned(host):
+    assert host.file(SITE + "/vllm-0.20.1.dist-info").is_directory
+    assert host.file(SITE + "/torch-2.11.0.dist-info").is_directory
+
+
+def test_flash_attn_2_owns_rotary(host):
+    """The file vLLM imports is there and belongs to flash-attn 2.8.3's RECORD."""
+    assert host.file(SITE + "/flash_attn/ops/triton/rotary.py").is_file
+    record = host.file(SITE + "/flash_attn-2.8.3.dist-info/RECORD")
+    assert record.contains("flash_attn/ops/triton/rotary.py")
+
+
+def test_no_flash_attn_4(host):
+    out = host.run("ls -d %s/flash_attn_4*.dist-info 2>/dev/null" % SITE)
+    assert out.stdout.strip() == ""
+    assert not host.file(SITE + "/flash_attn/cute").exists
+
+
+def test_local_facts(host):
+    facts = json.loads(host.file("/etc/ansible/facts.d/inference_python_env.fact").content_string)
+    assert facts["vllm_version"] == "0.20.1"
+    assert facts["torch_version"] == "2.11.0"
+    assert facts["flash_attn_version"] == "2.8.3"
+
+
+def test_uv_pinned(host):
+    out = host.run("/opt/inference-gpu-host/tools/bin/uv --version")
+    assert out.rc == 0 and out.stdout.startswith("uv 0.9.30")

@@ -1,0 +1,59 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, inference.gpu_host contributors
+# Apache License 2.0 (see LICENSE)
+"""Filters that let roles reach the collection's shared knowledge (module_utils) from Jinja."""
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+import re
+
+from ansible.errors import AnsibleFilterError
+from ansible_collections.inference.gpu_host.plugins.module_utils.gpu_facts import GpuFactsError, flash_attn_gate
+
+# flash_attn-2.8.3+cu12torch2.7cxx11abiFALSE-cp311-cp311-linux_x86_64.whl
+_WHEEL = re.compile(
+    r"^(?P<name>[A-Za-z0-9_]+)-(?P<version>[^-]+?)(?:\+(?P<local>[^-]+))?-(?P<py>[^-]+)-(?P<abi>[^-]+)-(?P<plat>[^-]+)\.whl$")
+
+
+def _flash_attn_gate(gpus, flash_attn_major):
+    try:
+        return flash_attn_gate(gpus or [], flash_attn_major)
+    except GpuFactsError as exc:
+        raise AnsibleFilterError(str(exc))
+
+
+def _wheel_tags(filename):
+    """Split a wheel file name into its tags; local tag parts cuXY / torchA.B / cxx11abi... as keys."""
+    base = filename.rsplit("/", 1)[-1].split("?", 1)[0]
+    match = _WHEEL.match(base)
+    if not match:
+        raise AnsibleFilterError("%s: not a wheel file name (name-version-python-abi-platform.whl)" % filename)
+    tags = match.groupdict()
+    local = tags.get("local") or ""
+    cuda = re.search(r"cu(\d+)", local)
+    torch = re.search(r"torch(\d+\.\d+)", local)
+    tags["cuda_major"] = cuda.group(1)[:2] if cuda else ""
+    tags["torch_minor"] = torch.group(1) if torch else ""
+    tags["cxx11abi"] = ("TRUE" in local) if "cxx11abi" in local else None
+    return tags
+
+
+def _systemd_quote(arg):
+    """Quote one argument for an ExecStart= line so systemd passes it intact.
+
+    systemd splits on whitespace, honours double quotes with C escapes, expands
+    %-specifiers and $VARIABLES: escape all of them (systemd.service(5), "Command lines").
+    """
+    text = str(arg)
+    text = text.replace("\\", "\\\\").replace('"', '\\"').replace("%", "%%").replace("$", "$$")
+    return '"%s"' % text
+
+
+def _systemd_exec(argv):
+    return " ".join(_systemd_quote(a) for a in argv)
+
+
+class FilterModule(object):
+    def filters(self):
+        return {"flash_attn_gate": _flash_attn_gate, "wheel_tags": _wheel_tags,
+                "systemd_quote": _systemd_quote, "systemd_exec": _systemd_exec}

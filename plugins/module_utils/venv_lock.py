@@ -1,0 +1,527 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, inference.gpu_host contributors
+# Apache License 2.0 (see LICENSE)
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+# Compare a venv with a lock file, from the files alone.
+#
+# Runs on the managed node with its system Python and the stdlib only: the venv
+# is never imported or executed (its interpreter may not even start, e.g. a
+# CUDA-only torch on a host whose driver is broken), and no installer is run, so
+# a role can ask "does this venv match the lock?" in milliseconds and skip the
+# resolver when it does.
+#
+# Reads lock/constraints files as `uv pip compile` writes them (name==version,
+# --hash continuation lines, "# via" comments, extras, "; markers" from
+# --universal, "name @ url" pins) and the venv's *.dist-info/METADATA (and
+# legacy *.egg-info) headers.
+
+import glob
+import json
+import os
+import platform
+import re
+import sys
+
+
+class VenvLockError(ValueError):
+    """A venv or lock file that cannot be read; the message names the path."""
+
+
+# ---------------------------------------------------------------------------
+# names and versions
+
+_NAME_SEP = re.compile(r"[-_.]+")
+
+
+def canonicalize_name(name):
+    """PEP 503 normal form: ``Flash_Attn`` -> ``flash-attn``."""
+    return _NAME_SEP.sub("-", name).lower()
+
+
+_VERSION_RE = re.compile(
+    r"""^\s*v?
+    (?:(?P<epoch>[0-9]+)!)?
+    (?P<release>[0-9]+(?:\.[0-9]+)*)
+    (?:[-_.]?(?P<pre_l>alpha|a|beta|b|preview|pre|c|rc)[-_.]?(?P<pre_n>[0-9]+)?)?
+    (?:(?:-(?P<post_n1>[0-9]+))|(?:[-_.]?(?P<post_l>post|rev|r)[-_.]?(?P<post_n2>[0-9]+)?))?
+    (?:[-_.]?(?P<dev_l>dev)[-_.]?(?P<dev_n>[0-9]+)?)?
+    (?:\+(?P<local>[a-z0-9]+(?:[-_.][a-z0-9]+)*))?
+    \s*$""",
+    re.VERBOSE | re.IGNORECASE,
+)
+_PRE_RANK = {"a": 0, "alpha": 0, "b": 1, "beta": 1, "c": 2, "rc": 2, "pre": 2, "preview": 2}
+
+
+def version_key(version):
+    """A sort/equality key for a PEP 440 version, or None if it is not one.
+
+    ``1.0`` == ``1.0.0``; ``1.0.dev1`` < ``1.0a1`` < ``1.0`` < ``1.0.post1``;
+    the local label (``+cpu``) is the last element, so callers can drop it.
+    """
+    match = _VERSION_RE.match(version or "")
+    if not match:
+        return None
+    release = [int(part) for part in match.group("release").split(".")]
+    while len(release) > 1 and release[-1] == 0:
+        release.pop()
+    pre_l, dev_l = match.group("pre_l"), match.group("dev_l")
+    post_n = match.group("post_n1") or match.group("post_n2")
+    has_post = match.group("post_n1") is not None or match.group("post_l") is not None
+    if pre_l:
+        pre = (0, _PRE_RANK[pre_l.lower()], int(match.group("pre_n") or 0))
+    elif dev_l and not has_post:
+        pre = (-1,)  # 1.0.dev0 sorts before 1.0a0
+    else:
+        pre = (1,)
+    post = (int(post_n or 0),) if has_post else (-1,)
+    dev = (int(match.group("dev_n") or 0),) if dev_l else (float("inf"),)
+    local = match.group("local")
+    local_key = tuple((1, int(p), "") if p.isdigit() else (0, 0, p.lower()) for p in re.split(r"[-_.]", local)) if local else ()
+    return (int(match.group("epoch") or 0), tuple(release), pre, post, dev, local_key)
+
+
+def version_matches(locked, installed, operator="=="):
+    """Whether an installed version satisfies the pin ``<operator><locked>``.
+
+    ``==`` follows PEP 440: a pin without a local label accepts any local build
+    (``torch==2.11.0`` accepts ``2.11.0+cu130``); ``==X.*`` is a prefix match;
+    ``===`` compares the strings.
+    """
+    if installed is None:
+        return False
+    if operator == "===":
+        return locked.strip().lower() == installed.strip().lower()
+    if locked.endswith(".*"):
+        want, have = version_key(locked[:-2]), version_key(installed)
+        if want is None or have is None:
+            return False
+        # compare the unstripped release prefix: 2.* matches 2.0 and 2.8.3
+        want_rel = [int(p) for p in _VERSION_RE.match(locked[:-2]).group("release").split(".")]
+        have_rel = [int(p) for p in _VERSION_RE.match(installed).group("release").split(".")]
+        have_rel += [0] * max(0, len(want_rel) - len(have_rel))
+        return want[0] == have[0] and have_rel[:len(want_rel)] == want_rel
+    want, have = version_key(locked), version_key(installed)
+    if want is None or have is None:
+        return locked.strip().lower() == installed.strip().lower()
+    if not want[5]:
+        have = have[:5] + ((),)
+    return want == have
+
+
+# ---------------------------------------------------------------------------
+# environment markers (PEP 508), enough for what `uv pip compile --universal` writes
+
+_MARKER_TOKEN = re.compile(
+    r"""\s*(?:
+    (?P<lparen>\()|(?P<rparen>\))
+    |(?P<op>===|==|!=|<=|>=|~=|<|>|not\s+in\b|in\b)
+    |(?P<bool>and\b|or\b)
+    |'(?P<sq>[^']*)'|"(?P<dq>[^"]*)"
+    |(?P<var>[A-Za-z_][A-Za-z0-9_.]*)
+    )""",
+    re.VERBOSE,
+)
+_VERSION_VARS = frozenset(("python_version", "python_full_version", "implementation_version", "platform_release"))
+
+
+def marker_environment(site_packages=None, pyvenv_cfg=None):
+    """The PEP 508 marker values of a venv on this node.
+
+    Platform values come from the running (system) interpreter, which is on the
+    same machine; the Python version and implementation come from the venv's
+    ``pyvenv.cfg`` (or the ``lib/pythonX.Y`` directory name), because the venv's
+    Python may differ from the one running this code.
+    """
+    cfg = read_pyvenv_cfg(pyvenv_cfg) if pyvenv_cfg else {}
+    full = cfg.get("version_info") or cfg.get("version")
+    if not full and site_packages:
+        match = re.search(r"python(\d+\.\d+)", site_packages)
+        full = match.group(1) if match else None
+    if not full:
+        full = platform.python_version()
+    match = re.match(r"(\d+)\.(\d+)(?:\.(\d+))?", full)
+    short = "%s.%s" % (match.group(1), match.group(2)) if match else full
+    full = match.group(0) if match else full
+    impl = (cfg.get("implementation") or "CPython")
+    return {
+        "python_version": short,
+        "python_full_version": full,
+        "implementation_name": impl.lower(),
+        "implementation_version": full,
+        "platform_python_implementation": impl,
+        "os_name": os.name,
+        "sys_platform": sys.platform,
+        "platform_system": platform.system(),
+        "platform_machine": platform.machine(),
+        "platform_release": platform.release(),
+        "platform_version": platform.version(),
+        "extra": "",
+    }
+
+
+def _tokenize_marker(marker):
+    pos, tokens = 0, []
+    text = marker.strip()
+    while pos < len(text):
+        match = _MARKER_TOKEN.match(text, pos)
+        if not match or match.end() == pos:
+            raise VenvLockError("cannot parse environment marker %r at %r" % (marker, text[pos:]))
+        pos = match.end()
+        kind = match.lastgroup
+        if kind in ("sq", "dq"):
+            tokens.append(("str", match.group(kind)))
+        elif kind == "op":
+            tokens.append(("op", re.sub(r"\s+", " ", match.group(kind))))
+        else:
+            tokens.append((kind, match.group(kind)))
+    return tokens
+
+
+def _compare_marker(left, op, right, version_like):
+    if op in ("in", "not in"):
+        result = left in right
+        return result if op == "in" else not result
+    if version_like and op in ("==", "!=") and right.endswith(".*"):
+        result = version_matches(right, left)
+        return result if op == "==" else not result
+    lkey, rkey = (version_key(left), version_key(right)) if version_like else (None, None)
+    if lkey is not None and rkey is not None:
+        if op == "~=":
+            parts = right.split(".")
+            if len(parts) < 2:
+                return False
+            return lkey >= rkey and version_matches(".".join(parts[:-1]) + ".*", left)
+        lkey, rkey = lkey[:5], rkey[:5]
+    else:
+        lkey, rkey = left, right
+    return {
+        "==": lkey == rkey, "===": left == right, "!=": lkey != rkey,
+        "<": lkey < rkey, "<=": lkey <= rkey, ">": lkey > rkey, ">=": lkey >= rkey,
+        "~=": False,
+    }[op]
+
+
+def evaluate_marker(marker, environment):
+    """Evaluate a PEP 508 marker string against a dict from ``marker_environment``."""
+    tokens = _tokenize_marker(marker)
+    pos = [0]
+
+    def peek():
+        return tokens[pos[0]] if pos[0] < len(tokens) else (None, None)
+
+    def take():
+        tok = peek()
+        if tok[0] is None:
+            raise VenvLockError("environment marker %r ends too early" % marker)
+        pos[0] += 1
+        return tok
+
+    def value():
+        kind, text = take()
+        if kind == "str":
+            return text, False
+        if kind == "var":
+            name = text.replace(".", "_")
+            if name not in environment:
+                raise VenvLockError("unknown variable %r in environment marker %r" % (text, marker))
+            return environment[name], name in _VERSION_VARS
+        raise VenvLockError("expected a variable or a quoted string in environment marker %r, got %r" % (marker, text))
+
+    def atom():
+        if peek()[0] == "lparen":
+            take()
+            result = expr()
+            if take()[0] != "rparen":
+                raise VenvLockError("unbalanced parentheses in environment marker %r" % marker)
+            return result
+        left, lver = value()
+        kind, op = take()
+        if kind != "op":
+            raise VenvLockError("expected a comparison in environment marker %r, got %r" % (marker, op))
+        right, rver = value()
+        return _compare_marker(left, op, right, lver or rver)
+
+    def and_expr():
+        result = atom()
+        while peek() == ("bool", "and"):
+            take()
+            result = atom() and result
+        return result
+
+    def expr():
+        result = and_expr()
+        while peek() == ("bool", "or"):
+            take()
+            result = and_expr() or result
+        return result
+
+    result = expr()
+    if pos[0] != len(tokens):
+        raise VenvLockError("unexpected %r in environment marker %r" % (tokens[pos[0]][1], marker))
+    return result
+
+
+# ---------------------------------------------------------------------------
+# lock files
+
+_REQ_RE = re.compile(r"^(?P<name>[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)\s*(?:\[(?P<extras>[^\]]*)\])?\s*(?P<rest>.*)$")
+_PIN_RE = re.compile(r"^(?P<op>===|==)\s*(?P<version>[^\s,;]+)$")
+_HASH_OPT = re.compile(r"(?:^|\s)--hash(?:=|\s+)\S+")
+_COMMENT = re.compile(r"(?:^|\s)#.*$")
+
+
+def _logical_lines(text):
+    """Yield (first line number, text) with backslash continuations joined."""
+    buf, start = [], None
+    for number, line in enumerate(text.splitlines(), 1):
+        if start is None:
+            start = number
+        stripped = line.rstrip()
+        if stripped.endswith("\\"):
+            buf.append(stripped[:-1])
+            continue
+        buf.append(line)
+        yield start, " ".join(buf)
+        buf, start = [], None
+    if buf:
+        yield start, " ".join(buf)
+
+
+def parse_lock_text(text, source="<lock>"):
+    """Parse lock/constraints text; return a list of requirement dicts.
+
+    Each dict: ``name`` (canonical), ``raw_name``, ``version`` (the pinned
+    version, or None for a URL pin), ``operator`` (``==``/``===``/``@``),
+    ``url``, ``extras`` (list), ``marker`` (str or None), ``line`` (number).
+    Option lines (``-r``, ``--index-url``, ``-e`` ...) are skipped: they pin nothing
+    this comparison can check. Anything else that is not an exact pin raises.
+    """
+    reqs = []
+    for number, line in _logical_lines(text):
+        line = _COMMENT.sub("", _HASH_OPT.sub(" ", line)).strip()
+        if not line or line.startswith("-"):
+            continue
+        match = _REQ_RE.match(line)
+        if not match:
+            raise VenvLockError("%s line %d: %r is not a requirement (expected name==version)" % (source, number, line))
+        rest = match.group("rest").strip()
+        marker, url, operator, version = None, None, None, None
+        if rest.startswith("@"):
+            # PEP 508: a URL pin needs whitespace before its ';'
+            parts = re.split(r"\s+;", rest[1:], maxsplit=1)
+            url = parts[0].strip()
+            marker = parts[1].strip() if len(parts) > 1 else None
+            operator = "@"
+        else:
+            spec, _sep, marker = rest.partition(";")
+            marker = marker.strip() or None
+            pin = _PIN_RE.match(spec.strip())
+            if not pin:
+                raise VenvLockError(
+                    "%s line %d: %r is not pinned exactly (expected %s==<version> or %s @ <url>, as uv pip compile writes)"
+                    % (source, number, line, match.group("name"), match.group("name")))
+            operator, version = pin.group("op"), pin.group("version")
+        extras = [e.strip() for e in (match.group("extras") or "").split(",") if e.strip()]
+        reqs.append({
+            "name": canonicalize_name(match.group("name")),
+            "raw_name": match.group("name"),
+            "version": version,
+            "operator": operator,
+            "url": url,
+            "extras": extras,
+            "marker": marker,
+            "line": number,
+        })
+    return reqs
+
+
+def parse_lock(path):
+    """Parse a lock file on disk (see ``parse_lock_text``)."""
+    try:
+        with open(path, "r", encoding="utf-8") as handle:
+            text = handle.read()
+    except (IOError, OSError) as exc:
+        raise VenvLockError("cannot read lock file %s: %s" % (path, exc))
+    return parse_lock_text(text, source=path)
+
+
+# ---------------------------------------------------------------------------
+# venvs
+
+def read_pyvenv_cfg(path):
+    """``key = value`` pairs of a pyvenv.cfg (empty dict if there is none)."""
+    values = {}
+    try:
+        with open(path, "r", encoding="utf-8", errors="replace") as handle:
+            for line in handle:
+                key, sep, val = line.partition("=")
+                if sep:
+                    values[key.strip().lower()] = val.strip()
+    except (IOError, OSError):
+        pass
+    return values
+
+
+def find_site_packages(path):
+    """The site-packages directory of a venv, or ``path`` if it already is one.
+
+    A venv has exactly one ``lib/python3.*/site-packages``; when several exist
+    (a venv re-created over another Python), pyvenv.cfg's version picks one.
+    """
+    if not os.path.isdir(path):
+        raise VenvLockError("venv %s does not exist (or is not a directory)" % path)
+    if os.path.basename(os.path.normpath(path)) in ("site-packages", "dist-packages"):
+        return os.path.normpath(path)
+    found = sorted(glob.glob(os.path.join(path, "lib", "python3*", "site-packages")))
+    if len(found) == 1:
+        return found[0]
+    if not found:
+        raise VenvLockError(
+            "no lib/python3.*/site-packages under %s: not a venv (give the venv directory or its site-packages)" % path)
+    cfg = read_pyvenv_cfg(os.path.join(path, "pyvenv.cfg"))
+    match = re.match(r"(\d+\.\d+)", cfg.get("version_info") or cfg.get("version") or "")
+    if match:
+        wanted = os.path.join(path, "lib", "python%s" % match.group(1), "site-packages")
+        if wanted in found:
+            return wanted
+    raise VenvLockError("venv %s has several site-packages (%s) and its pyvenv.cfg does not say which Python it uses"
+                        % (path, ", ".join(found)))
+
+
+def read_metadata_headers(path):
+    """Name/Version (and other single headers) of a METADATA/PKG-INFO file.
+
+    Stops at the first blank line: the long description after it is not needed.
+    """
+    headers = {}
+    try:
+        with open(path, "rb") as handle:
+            for raw in handle:
+                line = raw.decode("utf-8", "replace").rstrip("\r\n")
+                if not line.strip():
+                    break
+                if line[:1] in (" ", "\t"):
+                    continue
+                key, sep, val = line.partition(":")
+                if sep and key.lower() not in headers:
+                    headers[key.lower()] = val.strip()
+    except (IOError, OSError):
+        return {}
+    return headers
+
+
+_DIST_DIR_RE = re.compile(r"^(?P<name>.+?)-(?P<version>[^-]+?)(?:-py[^-]*)?(?:-[^-]+)?\.(?:dist|egg)-info$")
+
+
+def installed_distributions(site_packages):
+    """List the distributions installed in a site-packages directory.
+
+    Returns a list of dicts ``name`` (canonical), ``raw_name``, ``version``,
+    ``path`` (the dist-info/egg-info), ``url`` (from direct_url.json, or None),
+    sorted by name.
+    """
+    try:
+        entries = sorted(os.listdir(site_packages))
+    except (IOError, OSError) as exc:
+        raise VenvLockError("cannot list %s: %s" % (site_packages, exc))
+    dists = []
+    for entry in entries:
+        if not (entry.endswith(".dist-info") or entry.endswith(".egg-info")):
+            continue
+        full = os.path.join(site_packages, entry)
+        if os.path.isdir(full):
+            meta = os.path.join(full, "METADATA" if entry.endswith(".dist-info") else "PKG-INFO")
+        else:
+            meta = full  # a legacy single-file egg-info
+        headers = read_metadata_headers(meta)
+        name, version = headers.get("name"), headers.get("version")
+        if not name or not version:
+            match = _DIST_DIR_RE.match(entry)
+            if match:
+                name, version = name or match.group("name"), version or match.group("version")
+        if not name:
+            continue
+        url = None
+        direct = os.path.join(full, "direct_url.json")
+        if os.path.isfile(direct):
+            try:
+                with open(direct, "r", encoding="utf-8") as handle:
+                    url = json.load(handle).get("url")
+            except (IOError, OSError, ValueError):
+                url = None
+        dists.append({"name": canonicalize_name(name), "raw_name": name, "version": version, "path": full, "url": url})
+    dists.sort(key=lambda d: (d["name"], d["path"]))
+    return dists
+
+
+def _strip_fragment(url):
+    return (url or "").split("#", 1)[0].rstrip("/")
+
+
+def compare(venv, lock, include_extra=True):
+    """Compare the venv (directory or site-packages) with a lock file.
+
+    Returns a dict:
+    - ``in_sync``: nothing missing and nothing differing (extra packages are
+      reported but do not count: installing from a lock leaves them alone);
+    - ``missing``: ``[{name, locked}]`` locked but not installed;
+    - ``differing``: ``[{name, locked, installed}]`` installed at another version
+      (or, for a URL pin, from another source);
+    - ``extra``: ``[{name, installed}]`` installed but not locked (empty when
+      ``include_extra`` is false);
+    - ``site_packages``, ``locked_count``, ``installed_count``.
+    Requirements whose marker is false for this venv are ignored.
+    """
+    site = find_site_packages(venv)
+    # <venv>/lib/pythonX.Y/site-packages -> <venv>/pyvenv.cfg, also when given the site-packages path
+    env = marker_environment(site, os.path.join(site, os.pardir, os.pardir, os.pardir, "pyvenv.cfg"))
+    reqs = parse_lock(lock)
+    wanted = {}
+    for req in reqs:
+        if req["marker"]:
+            try:
+                applies = evaluate_marker(req["marker"], env)
+            except VenvLockError as exc:
+                raise VenvLockError("%s line %d: %s" % (lock, req["line"], exc))
+            if not applies:
+                continue
+        if req["name"] in wanted:
+            raise VenvLockError("%s pins %s twice for this venv (lines %d and %d)"
+                                % (lock, req["raw_name"], wanted[req["name"]]["line"], req["line"]))
+        wanted[req["name"]] = req
+    installed = {}
+    for dist in installed_distributions(site):
+        installed.setdefault(dist["name"], []).append(dist)
+    missing, differing, extra = [], [], []
+    for name in sorted(wanted):
+        req = wanted[name]
+        locked = req["version"] if req["operator"] != "@" else req["url"]
+        have = installed.get(name)
+        if not have:
+            missing.append({"name": name, "locked": locked})
+            continue
+        versions = sorted(d["version"] for d in have)
+        if len(have) > 1:
+            # two dist-info directories for one name: a broken install, never "in sync"
+            differing.append({"name": name, "locked": locked, "installed": ", ".join(versions)})
+        elif req["operator"] == "@":
+            if _strip_fragment(have[0]["url"]) != _strip_fragment(req["url"]):
+                differing.append({"name": name, "locked": locked,
+                                  "installed": "%s (%s)" % (versions[0], have[0]["url"] or "not from a URL")})
+        elif not version_matches(req["version"], versions[0], req["operator"]):
+            differing.append({"name": name, "locked": locked, "installed": versions[0]})
+    if include_extra:
+        for name in sorted(installed):
+            if name not in wanted:
+                extra.append({"name": name, "installed": ", ".join(sorted(d["version"] for d in installed[name]))})
+    return {
+        "in_sync": not missing and not differing,
+        "missing": missing,
+        "differing": differing,
+        "extra": extra,
+        "site_packages": site,
+        "locked_count": len(wanted),
+        "installed_count": sum(len(v) for v in installed.values()),
+    }

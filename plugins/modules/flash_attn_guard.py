@@ -1,0 +1,282 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, inference.gpu_host contributors
+# Apache License 2.0 (see LICENSE)
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+---
+module: flash_attn_guard
+short_description: Make sure only flash-attn 2.x owns the C(flash_attn) package of a venv
+version_added: "0.1.0"
+description:
+  - Finds every installed distribution of a venv whose files include the C(flash_attn) import package, by reading
+    each C(*.dist-info/RECORD) (and legacy C(installed-files.txt); C(top_level.txt) counts as a claim), and every
+    file or directory under C(site-packages/flash_attn/) that no distribution owns.
+  - C(flash-attn-4) installs C(flash_attn) too, but without C(flash_attn/ops/triton/rotary.py), which vLLM's rotary
+    embedding imports on every GPU; vLLM then dies with C(No module named 'flash_attn.ops').
+    C(pip uninstall flash-attn-4) leaves an empty C(flash_attn/) directory that Python still imports as a namespace
+    package, with the same failure. This module detects both, and under O(policy=remove) removes them.
+  - Never imports C(flash_attn) (it raises on a host without CUDA) and never runs the venv's Python or an installer;
+    it runs with the managed node's own Python and reads files only.
+  - Removal deletes exactly the files listed in the offending distribution's RECORD, minus those the expected
+    C(flash-attn) also lists (C(flash-attn) 2.8.3 and C(flash-attn-4) 4.0.0b12 both ship 20 paths under
+    C(flash_attn/cute/); C(pip uninstall flash-attn-4) deletes them from under C(flash-attn) 2.x), plus its
+    dist-info, then leftovers and directories left empty under C(flash_attn/).
+author:
+  - inference.gpu_host contributors (!UNKNOWN)
+options:
+  venv:
+    description:
+      - Path of the venv on the managed node, or directly its C(site-packages) directory.
+    type: path
+    required: true
+  policy:
+    description:
+      - What to do when the state is C(conflict).
+      - V(report) changes nothing and does not fail (for drift reports).
+      - V(fail) fails with a message naming each offending distribution, its version and the venv.
+      - V(remove) removes every offending distribution and every leftover, keeping the expected C(flash-attn)'s files,
+        and fails if a conflict remains (for example the expected C(flash-attn) lacks C(ops/triton/rotary.py)).
+    type: str
+    choices: [remove, fail, report]
+    default: fail
+  expected_major:
+    description:
+      - Major version of the C(flash-attn) distribution that may own C(flash_attn).
+    type: int
+    default: 2
+attributes:
+  check_mode:
+    support: full
+    description: With O(policy=remove), reports the actions it would take and the predicted state; changes nothing.
+  diff_mode:
+    support: full
+    description: Shows the owners and leftovers before and after (predicted in check mode).
+  idempotent:
+    support: full
+    description: After a removal the state is C(ok) or C(absent), and a second run has nothing to do.
+notes:
+  - C(flash_attn) found only through the venv's C(.pth) files is reported in RV(other_locations) and not managed.
+  - On a host with a GPU, also import C(flash_attn.ops.triton.rotary) in the venv to prove the kernels load; this
+    module proves ownership only.
+seealso:
+  - module: inference.gpu_host.python_venv_lock
+"""
+
+EXAMPLES = r"""
+- name: Remove flash-attn-4 and any leftover flash_attn directory before installing flash-attn 2
+  inference.gpu_host.flash_attn_guard:
+    venv: /root/ml-env
+    policy: remove
+
+- name: After the install, fail unless flash-attn 2.x alone owns flash_attn
+  inference.gpu_host.flash_attn_guard:
+    venv: /root/ml-env
+    policy: fail
+  register: python_env_fa_guard
+
+- name: Report only (drift check)
+  inference.gpu_host.flash_attn_guard:
+    venv: /root/ml-env
+    policy: report
+  check_mode: true
+  register: python_env_fa_report
+"""
+
+RETURN = r"""
+state:
+  description:
+    - The state as found, before any action.
+    - V(ok) one C(flash-attn) of O(expected_major) owns C(flash_attn), its RECORD lists C(flash_attn/ops/triton/rotary.py)
+      and the file exists; nothing else owns anything there and nothing there is unowned.
+    - V(absent) no C(flash_attn) at all and no owner (vLLM runs fine without it).
+    - V(conflict) anything else; RV(problems) says what.
+  returned: always
+  type: str
+  sample: conflict
+state_after:
+  description: The state after the actions (predicted in check mode); equals RV(state) when nothing was to be done.
+  returned: always
+  type: str
+  sample: absent
+owners:
+  description: Every installed distribution that owns (or claims) files of C(flash_attn), as found.
+  returned: always
+  type: list
+  elements: dict
+  contains:
+    name:
+      description: Distribution name, PEP 503 normalised.
+      type: str
+      sample: flash-attn-4
+    version:
+      description: Its version, from its METADATA.
+      type: str
+      sample: 4.0.0b12
+    files:
+      description: How many of its RECORD entries lie under C(flash_attn/).
+      type: int
+      sample: 94
+    expected:
+      description: Whether it is the C(flash-attn) of O(expected_major) that may own C(flash_attn).
+      type: bool
+      sample: false
+    dist_info:
+      description: Its dist-info (or egg-info) directory.
+      type: str
+      sample: /root/ml-env/lib/python3.12/site-packages/flash_attn_4-4.0.0b12.dist-info
+    file_list:
+      description: Where its file list came from (V(RECORD), V(installed-files.txt)), or null if it has none.
+      type: str
+      sample: RECORD
+  sample:
+    - {name: flash-attn-4, version: 4.0.0b12, files: 94, expected: false, file_list: RECORD,
+       dist_info: /root/ml-env/lib/python3.12/site-packages/flash_attn_4-4.0.0b12.dist-info}
+owners_after:
+  description: RV(owners) after the actions (predicted in check mode).
+  returned: always
+  type: list
+  elements: dict
+  sample: []
+leftovers:
+  description:
+    - Paths under C(flash_attn/), relative to site-packages, that no installed distribution owns, as found.
+    - A directory (ending in C(/)) stands for its whole tree. A C(.pyc) counts as owned when its source is.
+  returned: always
+  type: list
+  elements: str
+  sample: [flash_attn/]
+rotary_owner:
+  description: The distribution whose RECORD lists C(flash_attn/ops/triton/rotary.py), or null.
+  returned: always
+  type: dict
+  sample: {name: flash-attn, version: 2.8.3}
+damaged:
+  description:
+    - Files of the expected C(flash-attn) under C(flash_attn/) that are missing or whose content differs from its
+      RECORD (for example overwritten by C(flash-attn-4)). Removal cannot restore them; reinstall C(flash-attn).
+  returned: always
+  type: list
+  elements: dict
+  sample: [{path: flash_attn/cute/interface.py, problem: content differs from RECORD, owner: flash-attn 2.8.3}]
+problems:
+  description: Sentences saying why the state (as found) is V(conflict); empty otherwise.
+  returned: always
+  type: list
+  elements: str
+  sample: ["1 path(s) under flash_attn/ belong to no installed distribution ...: flash_attn/"]
+actions:
+  description:
+    - What was done (or, in check mode, would be done), in order. V(uninstall) entries list the files deleted
+      (relative to site-packages), the files kept because the expected C(flash-attn) owns them too, and RECORD
+      entries outside the venv that were not touched; V(remove_leftover) entries name one leftover path.
+  returned: always
+  type: list
+  elements: dict
+  sample:
+    - {action: uninstall, name: flash-attn-4, version: 4.0.0b12, files: [flash_attn/cute/__init__.py], kept: [], outside: [],
+       dist_info: /root/ml-env/lib/python3.12/site-packages/flash_attn_4-4.0.0b12.dist-info}
+    - {action: remove_leftover, path: flash_attn/}
+site_packages:
+  description: The site-packages directory inspected.
+  returned: always
+  type: str
+  sample: /root/ml-env/lib/python3.12/site-packages
+other_locations:
+  description: C(flash_attn) entries in directories the venv's C(.pth) files put on C(sys.path); not managed here.
+  returned: always
+  type: list
+  elements: str
+  sample: []
+msg:
+  description: One sentence on the outcome.
+  returned: always
+  type: str
+  sample: flash_attn in venv /root/ml-env is owned by flash-attn 2.8.3 alone, with flash_attn/ops/triton/rotary.py
+"""
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.inference.gpu_host.plugins.module_utils.flash_attn_guard import (
+    FlashAttnGuardError,
+    POLICIES,
+    guard,
+)
+
+
+def _owners_text(view):
+    lines = ["%s %s (%d files under flash_attn/)" % (o["name"], o["version"], o["files"]) for o in view["owners"]]
+    lines += ["leftover %s" % path for path in view["leftovers"]]
+    lines.append("state: %s" % view["state"])
+    return "\n".join(lines) + "\n"
+
+
+def _result(outcome, message):
+    before, after = outcome["before"], outcome["after"]
+    return dict(
+        changed=outcome["changed"],
+        state=before["state"],
+        state_after=after["state"],
+        owners=before["owners"],
+        owners_after=after["owners"],
+        leftovers=before["leftovers"],
+        rotary_owner=before["rotary_owner"],
+        damaged=before["damaged"],
+        problems=before["problems"],
+        actions=outcome["actions"],
+        site_packages=before["site_packages"],
+        other_locations=before["other_locations"],
+        msg=message,
+        diff=dict(before=_owners_text(before), after=_owners_text(after),
+                  before_header=before["site_packages"], after_header=after["site_packages"]),
+    )
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(
+            venv=dict(type="path", required=True),
+            policy=dict(type="str", choices=list(POLICIES), default="fail"),
+            expected_major=dict(type="int", default=2),
+        ),
+        supports_check_mode=True,
+    )
+    venv = module.params["venv"]
+    try:
+        outcome = guard(venv, module.params["policy"], module.params["expected_major"], module.check_mode)
+    except FlashAttnGuardError as exc:
+        if exc.result is None:
+            module.fail_json(msg=str(exc))
+        result = _result(exc.result, str(exc))
+        if not module._diff:
+            result.pop("diff")
+        module.fail_json(**result)
+
+    before, after = outcome["before"], outcome["after"]
+    if outcome["actions"]:
+        message = "%s %d action(s); flash_attn in venv %s: %s -> %s" % (
+            "would take" if module.check_mode else "took", len(outcome["actions"]), venv, before["state"], after["state"])
+    elif before["state"] == "conflict":
+        message = "flash_attn in venv %s is in conflict (policy report): %s" % (venv, "; ".join(before["problems"]))
+    elif before["state"] == "ok":
+        rotary = before["rotary_owner"]
+        message = "flash_attn in venv %s is owned by %s %s alone, with flash_attn/ops/triton/rotary.py" % (
+            venv, rotary["name"], rotary["version"])
+    else:
+        message = "venv %s has no flash_attn package (vLLM runs without it)" % venv
+    result = _result(outcome, message)
+    if not module._diff:
+        result.pop("diff")
+    if after["damaged"]:
+        module.warn("flash_attn in venv %s: %d file(s) of %s are missing or differ from its RECORD (e.g. %s); reinstall it"
+                    % (venv, len(after["damaged"]), after["damaged"][0]["owner"], after["damaged"][0]["path"]))
+    if after["other_locations"]:
+        module.warn("flash_attn also found through .pth files of venv %s, not managed here: %s"
+                    % (venv, ", ".join(after["other_locations"])))
+    module.exit_json(**result)
+
+
+if __name__ == "__main__":
+    main()

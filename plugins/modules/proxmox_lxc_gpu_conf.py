@@ -1,0 +1,379 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, inference.gpu_host contributors
+# Apache License 2.0 (see LICENSE)
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+---
+module: proxmox_lxc_gpu_conf
+short_description: Manage the NVIDIA GPU passthrough lines of a Proxmox container config
+version_added: 0.1.0
+description:
+  - Edits C(/etc/pve/lxc/<vmid>.conf) on the Proxmox node so that the container sees the selected NVIDIA GPUs.
+  - >-
+    O(mode=devices) writes Proxmox VE 8.1+ device entries (C(devN: /dev/nvidia0), ...); Proxmox reads the device
+    numbers at container start. O(mode=raw) writes C(lxc.cgroup2.devices.allow: c <major>:* rwm) (or the cgroup v1 key)
+    with the majors read from O(proc_devices), never hard-coded, plus an C(lxc.mount.entry) bind mount for every GPU
+    and control device.
+  - Only lines this module owns are touched (main section only) - C(devN) entries whose path is C(/dev/nvidia*),
+    C(lxc.mount.entry) lines whose source is C(/dev/nvidia*), C(lxc.cgroup*.devices.allow) lines for a major that
+    /proc/devices gives to an C(nvidia*) driver or for a dynamic major that no driver has now (a leftover after the
+    major moved), and the C(dev/shm) mount when O(shm_size) is set. Snapshot and C([pve:pending]) sections and every
+    other line stay byte-for-byte.
+  - Ownership is by content, not by comment markers, because Proxmox moves every comment line of a section to its top
+    (as the description) the next time it writes the file.
+  - Writes atomically (a temp file in the same directory, then rename, as Proxmox itself writes C(/etc/pve)) while
+    holding the lock C(pct) takes for the same container. A restart (C(pct reboot)) is needed for the change to apply;
+    this module does not restart.
+author:
+  - inference.gpu_host contributors (!UNKNOWN)
+options:
+  vmid:
+    description: The container's ID.
+    type: int
+    required: true
+  conf_dir:
+    description: Directory of the container configs.
+    type: path
+    default: /etc/pve/lxc
+  state:
+    description: V(present) writes the passthrough lines, V(absent) removes every owned line.
+    type: str
+    choices: [present, absent]
+    default: present
+  mode:
+    description:
+      - V(devices) for Proxmox VE 8.1+ C(devN) entries, V(raw) for C(lxc.cgroup*.devices.allow) plus C(lxc.mount.entry) lines.
+      - Switching mode removes the other mode's owned lines.
+    type: str
+    choices: [devices, raw]
+    default: raw
+  gpus:
+    description:
+      - Which GPUs to pass, as device minors (V(0) for C(/dev/nvidia0)), or V(all) for every C(/dev/nvidiaN) in O(dev_dir).
+      - Device minors usually equal nvidia-smi's index; C(/proc/driver/nvidia/gpus/*/information) (C(Device Minor)) is authoritative.
+    type: list
+    elements: str
+    default: [all]
+  control_devices:
+    description:
+      - Control devices passed besides the GPUs. V(nvidia-caps) and V(nvidia-caps-imex-channels) are directories
+        (bind-mounted with C(create=dir) in raw mode; in devices mode their nodes are passed one by one).
+    type: list
+    elements: str
+    default: [nvidiactl, nvidia-uvm, nvidia-uvm-tools, nvidia-caps]
+  cgroup_key:
+    description:
+      - Which devices-cgroup key to write in raw mode. V(cgroup2) writes C(lxc.cgroup2.devices.allow) (Proxmox VE 7+),
+        V(cgroup) writes C(lxc.cgroup.devices.allow) (devices controller on cgroup v1).
+      - V(auto) reads O(proc_mounts) - V(cgroup) when a cgroup v1 hierarchy carries the devices controller, else V(cgroup2).
+    type: str
+    choices: [auto, cgroup2, cgroup]
+    default: auto
+  proc_devices:
+    description: The node's C(/proc/devices), for the majors.
+    type: path
+    default: /proc/devices
+  proc_mounts:
+    description: The node's mount table, for O(cgroup_key=auto).
+    type: path
+    default: /proc/mounts
+  dev_dir:
+    description: Where the node's device nodes are looked up (for O(gpus=all), the nodes of directory devices, and existence checks).
+    type: path
+    default: /dev
+  dev_options:
+    description:
+      - Options appended to every C(devN) entry in devices mode, comma-separated, from C(mode=0NNN), C(uid=N), C(gid=N), C(deny-write=0|1).
+    type: str
+  shm_size:
+    description:
+      - >-
+        When set, also own and write C(lxc.mount.entry: tmpfs dev/shm tmpfs rw,nosuid,nodev,size=<shm_size>,create=dir 0 0)
+        (tensor parallelism needs a large C(/dev/shm)). When not set, a C(dev/shm) line is left alone.
+    type: str
+  lock_dir:
+    description:
+      - Directory of Proxmox's per-container config locks; C(pve-config-<vmid>.lock) in it is held while writing.
+        Skipped when the directory does not exist (not a Proxmox node).
+    type: path
+    default: /run/lock/lxc
+attributes:
+  check_mode:
+    description: Can run in check_mode and return changed status prediction without modifying target.
+    support: full
+  diff_mode:
+    description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
+    support: full
+    details: The diff is the exact change of the config file.
+  idempotent:
+    description: When run twice in a row outside check mode, with the same arguments, the second invocation indicates no change.
+    support: full
+notes:
+  - The container must be restarted (C(pct reboot <vmid>)) for a change to apply; C(changed) says whether one is pending.
+  - In raw mode the C(optional) bind mount silently skips a node that does not exist when the container starts, so create
+    C(/dev/nvidia-uvm) at boot on the node (for example C(nvidia-modprobe -u -c 0)). In devices mode a missing node makes
+    the container fail to start, so this module refuses to write entries for nodes that do not exist.
+seealso:
+  - name: pct.conf(5)
+    description: The container configuration format, including C(dev[n]).
+    link: https://pve.proxmox.com/pve-docs/pct.conf.5.html
+"""
+
+EXAMPLES = r"""
+- name: Pass both GPUs into CT 129 with raw lxc keys, majors from /proc/devices
+  inference.gpu_host.proxmox_lxc_gpu_conf:
+    vmid: 129
+    mode: raw
+    gpus: [all]
+    shm_size: 16G
+  register: __ct_conf
+
+- name: Proxmox VE 8.1+ device entries for GPU 1 only
+  inference.gpu_host.proxmox_lxc_gpu_conf:
+    vmid: 129
+    mode: devices
+    gpus: ["1"]
+    dev_options: gid=44
+
+- name: Drift check - would anything change, and do the majors still match?
+  inference.gpu_host.proxmox_lxc_gpu_conf:
+    vmid: 129
+  check_mode: true
+  diff: true
+  register: __ct_drift
+"""
+
+RETURN = r"""
+conf_path:
+  description: The config file.
+  returned: always
+  type: str
+  sample: /etc/pve/lxc/129.conf
+diff:
+  description: Before and after text of the config (what C(--diff) shows).
+  returned: always
+  type: dict
+  contains:
+    before:
+      description: The config before.
+      type: str
+    after:
+      description: The config after.
+      type: str
+    before_header:
+      description: The config path.
+      type: str
+    after_header:
+      description: The config path.
+      type: str
+unified_diff:
+  description: The change as a unified diff; empty when nothing changes.
+  returned: always
+  type: str
+  sample: "--- a/129.conf\n+++ b/129.conf\n@@ -8,0 +9 @@\n+lxc.cgroup2.devices.allow: c 195:* rwm\n"
+lines:
+  description: The owned lines the config holds after the change (empty for O(state=absent)).
+  returned: always
+  type: list
+  elements: str
+  sample: ["lxc.cgroup2.devices.allow: c 195:* rwm", "lxc.mount.entry: /dev/nvidia0 dev/nvidia0 none bind,optional,create=file"]
+removed:
+  description: The owned lines found in the config before (they are replaced by RV(lines)).
+  returned: always
+  type: list
+  elements: str
+  sample: ["lxc.cgroup2.devices.allow: c 509:* rwm"]
+majors:
+  description: Character majors of every C(nvidia*) driver in O(proc_devices).
+  returned: always
+  type: dict
+  sample: {nvidia: 195, nvidiactl: 195, nvidia-uvm: 238, nvidia-caps: 241}
+majors_drift:
+  description:
+    - Whether the raw allow rules of the config as it was before this run still match O(proc_devices).
+    - C(drift) true when a mounted node's major is not allowed, its driver is missing, or an allow rule names a dynamic
+      major no driver has now; C(checked) false when the config has no raw NVIDIA lines (C(devN) entries never drift).
+  returned: always
+  type: dict
+  sample:
+    drift: true
+    checked: true
+    conf_majors: [195, 509]
+    majors: {nvidia: 195, nvidia-uvm: 511}
+    messages: ["the conf mounts /dev/nvidia-uvm, whose major is now 511 (nvidia-uvm in /proc/devices), but no devices.allow rule allows c 511:*"]
+cgroup_key:
+  description: The devices-cgroup key written in raw mode; null in devices mode.
+  returned: always
+  type: str
+  sample: lxc.cgroup2.devices.allow
+gpu_minors:
+  description: The device minors passed through.
+  returned: always
+  type: list
+  elements: int
+  sample: [0, 1]
+"""
+
+import os
+import re
+
+from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.inference.gpu_host.plugins.module_utils.gpu_facts import (
+    GpuFactsError,
+    parse_proc_devices,
+)
+from ansible_collections.inference.gpu_host.plugins.module_utils.pve_lxc_conf import (
+    CGROUP_KEYS,
+    CONTROL_DEVICES,
+    DEFAULT_CONTROL_DEVICES,
+    PveLxcConfError,
+    config_lock,
+    detect_cgroup_layout,
+    lock_config,
+    majors_drift,
+    update_conf,
+    write_atomic,
+)
+
+
+def _read(path, what):
+    try:
+        with open(path, "r") as handle:
+            return handle.read()
+    except (IOError, OSError) as exc:
+        raise PveLxcConfError("cannot read %s %s: %s" % (what, path, exc))
+
+
+def _gpu_minors(gpus, dev_dir):
+    if any(str(g).strip().lower() == "all" for g in gpus):
+        try:
+            names = os.listdir(dev_dir)
+        except OSError as exc:
+            raise PveLxcConfError("gpus: all: cannot list %s: %s" % (dev_dir, exc))
+        minors = sorted(int(n[len("nvidia"):]) for n in names if re.match(r"^nvidia\d+$", n))
+        if not minors:
+            raise PveLxcConfError("gpus: all: there is no /dev/nvidiaN in %s (is the NVIDIA driver loaded on the node?)" % dev_dir)
+        return minors
+    minors = []
+    for gpu in gpus:
+        text = str(gpu).strip()
+        if not text.isdigit():
+            raise PveLxcConfError("gpus: %r is not 'all' or a device minor (0 for /dev/nvidia0); UUIDs are not "
+                                  "supported here, find the minor in /proc/driver/nvidia/gpus/*/information" % (gpu,))
+        minors.append(int(text))
+    return sorted(set(minors))
+
+
+def _plan(module, params, conf_path, text, proc_devices):
+    dev_dir = params["dev_dir"]
+    mode = params["mode"]
+    state = params["state"]
+    minors, layout, dir_entries = [], "cgroup2", {}
+    if state == "present":
+        minors = _gpu_minors(params["gpus"], dev_dir)
+        missing = [p for p in ["nvidia%d" % m for m in minors]
+                   + [n for n in params["control_devices"] if CONTROL_DEVICES.get(n, (None, "file"))[1] == "file"]
+                   if not os.path.exists(os.path.join(dev_dir, p))]
+        if mode == "devices":
+            if missing:
+                raise PveLxcConfError(
+                    "devices mode: %s missing in %s; Proxmox refuses devN entries for absent nodes and the container "
+                    "would not start (create /dev/nvidia-uvm at boot, e.g. nvidia-modprobe -u -c 0)"
+                    % (", ".join("/dev/" + p for p in missing), dev_dir))
+            for name in params["control_devices"]:
+                if CONTROL_DEVICES.get(name, (None, "file"))[1] == "dir":
+                    try:
+                        dir_entries[name] = sorted(os.listdir(os.path.join(dev_dir, name)))
+                    except OSError:
+                        module.warn("devices mode: %s has no %s directory, so none of its nodes are passed" % (dev_dir, name))
+        else:
+            for node in missing:
+                module.warn("%s/%s does not exist now; its optional bind mount is skipped until it does" % (dev_dir, node))
+            if params["cgroup_key"] == "auto":
+                layout = detect_cgroup_layout(_read(params["proc_mounts"], "mount table"), params["proc_mounts"])
+            else:
+                layout = params["cgroup_key"]
+    result = update_conf(text, mode, minors, proc_devices, cgroup_layout=layout,
+                         control_devices=params["control_devices"], dir_entries=dir_entries,
+                         dev_options=params["dev_options"], shm_size=params["shm_size"], state=state,
+                         path=os.path.basename(conf_path))
+    return result, minors, (CGROUP_KEYS[layout] if state == "present" and mode == "raw" else None)
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(
+            vmid=dict(type="int", required=True),
+            conf_dir=dict(type="path", default="/etc/pve/lxc"),
+            state=dict(type="str", choices=["present", "absent"], default="present"),
+            mode=dict(type="str", choices=["devices", "raw"], default="raw"),
+            gpus=dict(type="list", elements="str", default=["all"]),
+            control_devices=dict(type="list", elements="str", default=list(DEFAULT_CONTROL_DEVICES)),
+            cgroup_key=dict(type="str", choices=["auto", "cgroup2", "cgroup"], default="auto"),
+            proc_devices=dict(type="path", default="/proc/devices"),
+            proc_mounts=dict(type="path", default="/proc/mounts"),
+            dev_dir=dict(type="path", default="/dev"),
+            dev_options=dict(type="str"),
+            shm_size=dict(type="str"),
+            lock_dir=dict(type="path", default="/run/lock/lxc"),
+        ),
+        supports_check_mode=True,
+    )
+    params = module.params
+    vmid = params["vmid"]
+    conf_path = os.path.join(params["conf_dir"], "%d.conf" % vmid)
+    result = dict(changed=False, conf_path=conf_path)
+    try:
+        if vmid < 100:
+            raise PveLxcConfError("vmid: %d is below 100; Proxmox reserves IDs < 100" % vmid)
+        if not os.path.isfile(conf_path):
+            raise PveLxcConfError("%s does not exist: create container %d first" % (conf_path, vmid))
+        try:
+            proc_devices = parse_proc_devices(_read(params["proc_devices"], "device list"), params["proc_devices"])
+        except GpuFactsError as exc:
+            raise PveLxcConfError(str(exc))
+        lock_path = os.path.join(params["lock_dir"], "pve-config-%d.lock" % vmid)
+        use_lock = not module.check_mode and os.path.isdir(params["lock_dir"])
+        text = _read(conf_path, "container config")
+        plan, minors, key = _plan(module, params, conf_path, text, proc_devices)
+        if plan["changed"] and module.check_mode and config_lock(text):
+            module.warn("%s is locked (lock: %s): applying this change would be refused" % (conf_path, config_lock(text)))
+        if plan["changed"] and not module.check_mode:
+            if use_lock:
+                with lock_config(lock_path):
+                    _write(conf_path, text, plan)
+            else:
+                _write(conf_path, text, plan)
+        result.update(
+            changed=plan["changed"],
+            diff=dict(before=text, after=plan["text"], before_header=conf_path, after_header=conf_path),
+            unified_diff=plan["diff"],
+            lines=plan["lines"],
+            removed=plan["removed"],
+            majors=plan["majors"],
+            majors_drift=majors_drift(text, proc_devices),
+            cgroup_key=key,
+            gpu_minors=minors,
+        )
+    except PveLxcConfError as exc:
+        module.fail_json(msg=str(exc), **result)
+    module.exit_json(**result)
+
+
+def _write(conf_path, text, plan):
+    # Atomic on pmxcfs as Proxmox itself writes /etc/pve: "<vmid>.conf.tmp.<pid>" in the same
+    # directory, then rename(), which pmxcfs applies as one replicated memdb operation
+    # (sources cited at write_atomic). Done under PVE's per-CT flock, as `pct set` does.
+    lock = config_lock(text)
+    if lock:
+        raise PveLxcConfError("%s: the container is locked (lock: %s); Proxmox refuses changes until it is "
+                              "unlocked (pct unlock) or the operation ends" % (conf_path, lock))
+    # Re-checked under the lock: a concurrent `pct set` since the read means run again.
+    write_atomic(conf_path, plan["text"], expected_before=text)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,166 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, inference.gpu_host contributors
+# Apache License 2.0 (see LICENSE)
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+---
+module: python_venv_lock
+short_description: Compare a venv with a lock file, reading files only
+version_added: "0.1.0"
+description:
+  - Reads a lock/constraints file as C(uv pip compile) writes it (C(name==version) lines, C(--hash) continuation
+    lines, comments, extras, environment markers, C(name @ url) pins) and the C(*.dist-info/METADATA) of every
+    distribution installed in a venv, and reports which locked packages are missing or installed at another version.
+  - Read-only and fast (no installer, no resolver, no subprocess), and the venv's Python is never run. A role runs it
+    first and calls the installer only when RV(in_sync) is false; the drift check prints RV(differences).
+  - Names are compared in PEP 503 form; versions by PEP 440 (a pin without a local label such as C(+cu130) accepts any).
+    Markers are evaluated for the venv's Python (from its C(pyvenv.cfg)) on this node's platform.
+author:
+  - inference.gpu_host contributors (!UNKNOWN)
+options:
+  venv:
+    description:
+      - Path of the venv on the managed node, or directly its C(site-packages) directory.
+    type: path
+    required: true
+  lock:
+    description:
+      - Path of the lock file on the managed node.
+      - Every requirement must be an exact pin (C(==), C(===)) or a C(name @ url); option lines (C(-r), C(--index-url),
+        C(-e) ...) are skipped.
+    type: path
+    required: true
+attributes:
+  check_mode:
+    support: full
+    description: The module never changes anything, so it runs the same in check mode.
+  diff_mode:
+    support: none
+    description: Nothing changes, so there is nothing to diff; RV(differences) lists what differs.
+  idempotent:
+    support: full
+    description: Read-only; always returns C(changed=false).
+seealso:
+  - module: inference.gpu_host.flash_attn_guard
+"""
+
+EXAMPLES = r"""
+- name: Compare the venv with the lock
+  inference.gpu_host.python_venv_lock:
+    venv: /root/ml-env
+    lock: /root/ml-env.lock
+  register: python_env_lock_state
+
+- name: Install from the lock only when the venv differs
+  ansible.builtin.command:
+    cmd: uv pip sync --python /root/ml-env/bin/python /root/ml-env.lock
+  when: not python_env_lock_state.in_sync
+  changed_when: true
+"""
+
+RETURN = r"""
+in_sync:
+  description: True when every locked package that applies to this venv is installed at its locked version.
+    Packages installed but not locked (RV(extra)) do not count.
+  returned: always
+  type: bool
+  sample: false
+differences:
+  description:
+    - One entry per locked package that is missing or installed at another version, sorted by name.
+    - RV(differences[].installed) is null for a missing package.
+  returned: always
+  type: list
+  elements: dict
+  contains:
+    name:
+      description: Package name, PEP 503 normalised.
+      type: str
+      sample: six
+    locked:
+      description: The locked version, or the URL of a C(name @ url) pin.
+      type: str
+      sample: 1.16.0
+    installed:
+      description: The installed version (for a URL pin, the version and the URL it came from), or null.
+      type: str
+      sample: 1.17.0
+  sample: [{name: six, locked: 1.16.0, installed: 1.17.0}, {name: idna, locked: "3.7", installed: null}]
+missing:
+  description: Names of locked packages that are not installed.
+  returned: always
+  type: list
+  elements: str
+  sample: [idna]
+extra:
+  description: Installed packages that the lock does not list (informational).
+  returned: always
+  type: list
+  elements: dict
+  sample: [{name: pip, installed: 24.0}]
+site_packages:
+  description: The site-packages directory that was read.
+  returned: always
+  type: str
+  sample: /root/ml-env/lib/python3.12/site-packages
+locked_count:
+  description: How many lock entries apply to this venv (after markers).
+  returned: always
+  type: int
+  sample: 109
+installed_count:
+  description: How many distributions are installed.
+  returned: always
+  type: int
+  sample: 112
+msg:
+  description: One sentence on the outcome.
+  returned: always
+  type: str
+  sample: venv /root/ml-env differs from /root/ml-env.lock in 2 package(s)
+"""
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.inference.gpu_host.plugins.module_utils.venv_lock import VenvLockError, compare
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(
+            venv=dict(type="path", required=True),
+            lock=dict(type="path", required=True),
+        ),
+        supports_check_mode=True,
+    )
+    venv, lock = module.params["venv"], module.params["lock"]
+    try:
+        outcome = compare(venv, lock)
+    except VenvLockError as exc:
+        module.fail_json(msg=str(exc))
+
+    differences = [dict(name=m["name"], locked=m["locked"], installed=None) for m in outcome["missing"]]
+    differences += [dict(d) for d in outcome["differing"]]
+    differences.sort(key=lambda d: d["name"])
+    if outcome["in_sync"]:
+        msg = "venv %s matches %s (%d package(s))" % (venv, lock, outcome["locked_count"])
+    else:
+        msg = "venv %s differs from %s in %d package(s)" % (venv, lock, len(differences))
+    module.exit_json(
+        changed=False,
+        in_sync=outcome["in_sync"],
+        differences=differences,
+        missing=[m["name"] for m in outcome["missing"]],
+        extra=outcome["extra"],
+        site_packages=outcome["site_packages"],
+        locked_count=outcome["locked_count"],
+        installed_count=outcome["installed_count"],
+        msg=msg,
+    )
+
+
+if __name__ == "__main__":
+    main()

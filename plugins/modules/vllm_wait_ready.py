@@ -1,0 +1,502 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, inference.gpu_host contributors
+# Apache License 2.0 (see LICENSE)
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+---
+module: vllm_wait_ready
+short_description: Wait until a vLLM server is ready, prove it with a completion, or fail with the root cause
+version_added: "0.1.0"
+description:
+  - Polls C(GET /health) until it answers 200 and C(GET /v1/models) lists O(served_model_name), up to O(timeout) seconds.
+  - Stops waiting at once when the systemd O(unit) is no longer active or activating, or when its
+    C(InvocationID) or C(NRestarts) changed since the wait began (a crash loop); or, without a unit,
+    when the process O(pid) has exited.
+  - Then sends one completion (C(POST /v1/completions), O(smoke_max_tokens) tokens, temperature 0) and records
+    its latency, because C(/health) answering 200 is not readiness; a server can pass it and die on its first request.
+  - With O(speculative), reads C(/metrics) for C(vllm:spec_decode_num_accepted_tokens_total) and
+    C(vllm:spec_decode_num_draft_tokens_total) and returns the acceptance rate.
+  - "On failure, fails with C(<unit> failed: <root cause> — hint: <hint>), the root cause read from the unit's
+    journal for this invocation (or from O(log_path)) by the same extractor as M(inference.gpu_host.vllm_failure_cause),
+    and returns the relevant log lines."
+  - Connects only to O(host) (default the loopback address), over plain HTTP.
+author:
+  - inference.gpu_host contributors
+attributes:
+  check_mode:
+    support: full
+    description: In check mode nothing is requested; the module reports what it would check and returns C(skipped=true).
+  diff_mode:
+    support: none
+  idempotent:
+    support: full
+options:
+  host:
+    description:
+      - Address the server listens on. C(0.0.0.0) and C(::) (listen on all) are reached through the loopback address.
+    type: str
+    default: 127.0.0.1
+  port:
+    description: The server's port.
+    type: int
+    required: true
+  served_model_name:
+    description: The model name C(/v1/models) must list (vLLM's C(--served-model-name), else the model path).
+    type: str
+    required: true
+  unit:
+    description:
+      - The systemd unit running the server. Empty disables the systemd checks (the wait then relies on
+        O(pid) and O(timeout)).
+    type: str
+    default: ""
+  pid:
+    description:
+      - Without a unit (a server run in the foreground), stop waiting when this process has exited.
+    type: int
+  log_path:
+    description:
+      - Without a unit, read the root cause from this log file (the server's stdout/stderr) on failure.
+    type: path
+  timeout:
+    description: Seconds to wait for readiness (a large model loads for minutes).
+    type: int
+    default: 900
+  poll_interval:
+    description: Seconds between polls.
+    type: float
+    default: 2.0
+  request_timeout:
+    description: Seconds each C(/health), C(/v1/models) or C(/metrics) request may take.
+    type: int
+    default: 10
+  smoke:
+    description: Send one completion after readiness.
+    type: bool
+    default: true
+  smoke_prompt:
+    description: The prompt of that completion.
+    type: str
+    default: "The capital of France is"
+  smoke_max_tokens:
+    description: Tokens to generate in that completion.
+    type: int
+    default: 8
+  smoke_timeout:
+    description: Seconds the completion may take.
+    type: int
+    default: 300
+  speculative:
+    description: Speculative decoding is on; read its acceptance counters from C(/metrics).
+    type: bool
+    default: false
+  api_key:
+    description: The server's C(--api-key), sent as a bearer token.
+    type: str
+  journal_lines:
+    description: At most this many journal lines are read for the root cause.
+    type: int
+    default: 5000
+  max_lines:
+    description: At most this many log lines are returned in RV(relevant_lines).
+    type: int
+    default: 40
+notes:
+  - Uses only the Python standard library and C(ansible.module_utils.urls); no C(requests) on the managed node.
+seealso:
+  - module: inference.gpu_host.vllm_failure_cause
+"""
+
+EXAMPLES = r"""
+- name: Wait for the DFlash server and record acceptance
+  inference.gpu_host.vllm_wait_ready:
+    unit: vllm@qwen36.service
+    port: 30000
+    served_model_name: qwen3.6-27b
+    speculative: true
+    timeout: 1800
+  register: vllm_ready
+
+- name: A foreground run without systemd (GPU host)
+  inference.gpu_host.vllm_wait_ready:
+    port: 8000
+    served_model_name: tiny
+    pid: "{{ serve.pid }}"
+    log_path: /tmp/serve.log
+"""
+
+RETURN = r"""
+ready:
+  description: Whether the server became ready (and, with O(smoke), answered the completion).
+  returned: always
+  type: bool
+  sample: true
+skipped:
+  description: True in check mode, where nothing is requested.
+  returned: in check mode
+  type: bool
+would_check:
+  description: In check mode, the URLs that would be requested.
+  returned: in check mode
+  type: list
+  elements: str
+url:
+  description: The server's base URL.
+  returned: always
+  type: str
+  sample: http://127.0.0.1:30000
+elapsed:
+  description: Seconds from the start of the wait until ready (or until the failure).
+  returned: when not in check mode
+  type: float
+  sample: 48.2
+models:
+  description: The model ids C(/v1/models) listed.
+  returned: when the server answered C(/v1/models)
+  type: list
+  elements: str
+  sample: [tiny]
+smoke:
+  description: The completion sent after readiness.
+  returned: when O(smoke) and the server became ready
+  type: dict
+  contains:
+    latency:
+      description: Seconds the completion took.
+      type: float
+    completion_tokens:
+      description: Tokens generated, as the server reports.
+      type: int
+    text:
+      description: The generated text.
+      type: str
+spec_decode:
+  description: Speculative decoding counters from C(/metrics) (cumulative since the server started, the smoke completion included).
+  returned: when O(speculative) and the server became ready
+  type: dict
+  contains:
+    num_draft_tokens:
+      description: C(vllm:spec_decode_num_draft_tokens_total), summed over engines.
+      type: float
+    num_accepted_tokens:
+      description: C(vllm:spec_decode_num_accepted_tokens_total), summed over engines.
+      type: float
+    num_drafts:
+      description: C(vllm:spec_decode_num_drafts_total), when exported.
+      type: float
+    acceptance_rate:
+      description: num_accepted_tokens / num_draft_tokens; null before any draft.
+      type: float
+    mean_acceptance_length:
+      description: 1 + num_accepted_tokens / num_drafts (tokens per step); null before any draft.
+      type: float
+unit_state:
+  description: The unit's systemd properties at the end (ActiveState, SubState, InvocationID, NRestarts, MainPID ...).
+  returned: when O(unit) is set
+  type: dict
+invocation_id:
+  description: The unit's InvocationID when the wait began.
+  returned: when O(unit) is set
+  type: str
+root_cause:
+  description: On failure, the extractor's result (cause, exception_type, hint, hint_id, process, pid, wrapper_only, found).
+  returned: on failure
+  type: dict
+relevant_lines:
+  description: On failure, the log lines that show the cause.
+  returned: on failure
+  type: list
+  elements: str
+reason:
+  description: On failure, why waiting stopped (C(unit_stopped), C(unit_restarted), C(process_exited), C(timeout), C(smoke_failed), C(metrics_failed)).
+  returned: on failure
+  type: str
+"""
+
+import json
+import os
+import socket
+import time
+from urllib.error import HTTPError, URLError
+
+from ansible.module_utils.basic import AnsibleModule
+from ansible.module_utils.common.text.converters import to_native, to_text
+from ansible.module_utils.urls import open_url
+
+from ansible_collections.inference.gpu_host.plugins.module_utils.vllm_log import (
+    VllmLogError,
+    failure_message,
+    find_root_cause,
+    read_unit_journal,
+    unit_state,
+)
+
+_ALIVE_STATES = ("active", "activating", "reloading")
+_SPEC_METRICS = {
+    "vllm:spec_decode_num_draft_tokens_total": "num_draft_tokens",
+    "vllm:spec_decode_num_accepted_tokens_total": "num_accepted_tokens",
+    "vllm:spec_decode_num_drafts_total": "num_drafts",
+}
+
+
+def base_url(host, port):
+    # A server bound to every address is reached on loopback; never anywhere else.
+    if host in ("0.0.0.0", "", None):
+        host = "127.0.0.1"
+    elif host in ("::", "[::]"):
+        host = "::1"
+    if ":" in host and not host.startswith("["):
+        host = "[%s]" % host
+    return "http://%s:%d" % (host, port)
+
+
+class Http(object):
+    def __init__(self, url, api_key):
+        self.url = url
+        self.headers = {"Accept": "application/json"}
+        if api_key:
+            self.headers["Authorization"] = "Bearer %s" % api_key
+
+    def request(self, path, timeout, data=None):
+        """(status, body text); status None and body the error when nothing answered."""
+        headers = dict(self.headers)
+        if data is not None:
+            headers["Content-Type"] = "application/json"
+            data = json.dumps(data)
+        try:
+            resp = open_url(self.url + path, data=data, headers=headers, method="POST" if data is not None else "GET",
+                            timeout=timeout, use_proxy=False, follow_redirects="none")
+            return resp.getcode(), to_text(resp.read(), errors="surrogate_or_replace")
+        except HTTPError as e:
+            try:
+                body = to_text(e.read(), errors="surrogate_or_replace")
+            except Exception:  # pylint: disable=broad-except
+                body = ""
+            return e.code, body
+        except (URLError, socket.error, socket.timeout, IOError) as e:
+            return None, to_native(getattr(e, "reason", e))
+
+
+def parse_spec_metrics(text):
+    """Sum the spec-decode counters over their label sets (one per engine)."""
+    found = {}
+    for line in (text or "").splitlines():
+        if not line or line.startswith("#"):
+            continue
+        name = line.split("{", 1)[0].split(" ", 1)[0]
+        key = _SPEC_METRICS.get(name)
+        if key is None:
+            continue
+        try:
+            value = float(line.rsplit(" ", 1)[1])
+        except (IndexError, ValueError):
+            continue
+        found[key] = found.get(key, 0.0) + value
+    return found
+
+
+def _pid_alive(pid):
+    try:
+        with open("/proc/%d/stat" % pid) as fh:
+            # "pid (comm) S ...": a zombie (Z) or dead (X) process has exited.
+            state = fh.read().rsplit(")", 1)[1].split()[0]
+        return state not in ("Z", "X")
+    except (IOError, OSError, IndexError):
+        try:
+            os.kill(pid, 0)
+            return True
+        except OSError:
+            return False
+
+
+class Waiter(object):
+    def __init__(self, module):
+        self.module = module
+        self.p = module.params
+        self.url = base_url(self.p["host"], self.p["port"])
+        self.http = Http(self.url, self.p["api_key"])
+        self.result = dict(changed=False, ready=False, url=self.url)
+        self.start = time.time()
+        self.systemctl = module.get_bin_path("systemctl", required=True) if self.p["unit"] else None
+        self.initial = None
+
+    def run_cmd(self, argv):
+        return self.module.run_command(argv, environ_update={"LC_ALL": "C", "SYSTEMD_COLORS": "0"})
+
+    def state(self):
+        return unit_state(self.run_cmd, self.p["unit"], self.systemctl)
+
+    def stopped_reason(self):
+        """Why waiting is pointless now, or None."""
+        if self.p["unit"]:
+            st = self.state()
+            self.result["unit_state"] = st
+            if st.get("ActiveState") not in _ALIVE_STATES or st.get("SubState") == "auto-restart":
+                return "unit_stopped", "the unit is %s/%s" % (st.get("ActiveState"), st.get("SubState"))
+            if (st.get("InvocationID") != self.initial.get("InvocationID")
+                    or st.get("NRestarts") != self.initial.get("NRestarts")):
+                return "unit_restarted", "the unit restarted (NRestarts %s -> %s)" % (
+                    self.initial.get("NRestarts"), st.get("NRestarts"))
+        elif self.p["pid"] and not _pid_alive(self.p["pid"]):
+            return "process_exited", "process %d exited" % self.p["pid"]
+        return None
+
+    def fail(self, reason, detail):
+        self.result["elapsed"] = round(time.time() - self.start, 1)
+        self.result["reason"] = reason
+        lines, label = None, self.p["unit"] or "vLLM at %s" % self.url
+        try:
+            if self.p["unit"]:
+                # The invocation that was waited for: after a restart, the one that failed.
+                inv = (self.initial or {}).get("InvocationID") or None
+                journalctl = self.module.get_bin_path("journalctl", required=True)
+                lines, _info = read_unit_journal(self.run_cmd, self.p["unit"], inv, None, self.p["journal_lines"],
+                                                 systemctl=self.systemctl, journalctl=journalctl)
+            elif self.p["log_path"] and os.path.isfile(self.p["log_path"]):
+                with open(self.p["log_path"], "rb") as fh:
+                    lines = to_text(fh.read(), errors="surrogate_or_replace").splitlines()
+        except (VllmLogError, IOError, OSError) as e:
+            detail += "; the log could not be read: %s" % to_text(e)
+        cause = find_root_cause(lines, self.p["max_lines"]) if lines else None
+        if cause and cause.get("found"):
+            msg = failure_message(label, cause)
+            self.result["root_cause"] = dict((k, v) for k, v in cause.items() if k != "relevant_lines")
+            self.result["relevant_lines"] = cause["relevant_lines"]
+            msg += " (%s after %.0fs)" % (detail, self.result["elapsed"])
+        else:
+            msg = "%s failed: %s after %.0fs; no root cause found in its log" % (label, detail, self.result["elapsed"])
+            self.result["relevant_lines"] = (cause or {}).get("relevant_lines", [])
+        self.module.fail_json(msg=msg, **self.result)
+
+    def wait_ready(self):
+        deadline = self.start + self.p["timeout"]
+        last = "no answer yet"
+        while True:
+            stop = self.stopped_reason()
+            if stop:
+                self.fail(stop[0], stop[1] + " before it was ready (last poll: %s)" % last)
+            status, body = self.http.request("/health", self.p["request_timeout"])
+            if status == 200:
+                status, body = self.http.request("/v1/models", self.p["request_timeout"])
+                if status == 200:
+                    try:
+                        ids = [m.get("id") for m in json.loads(body).get("data", [])]
+                    except (ValueError, AttributeError):
+                        ids = []
+                    self.result["models"] = ids
+                    if self.p["served_model_name"] in ids:
+                        self.result["ready"] = True
+                        self.result["elapsed"] = round(time.time() - self.start, 1)
+                        return
+                    last = "/v1/models lists %s, not %s" % (ids, self.p["served_model_name"])
+                else:
+                    last = "/v1/models answered %s" % (status if status is not None else body)
+            else:
+                last = "/health answered %s" % (status if status is not None else body)
+            if time.time() + self.p["poll_interval"] > deadline:
+                self.fail("timeout", "not ready within %ds (last poll: %s)" % (self.p["timeout"], last))
+            time.sleep(self.p["poll_interval"])
+
+    def smoke(self):
+        body = {"model": self.p["served_model_name"], "prompt": self.p["smoke_prompt"],
+                "max_tokens": self.p["smoke_max_tokens"], "temperature": 0}
+        t0 = time.time()
+        status, text = self.http.request("/v1/completions", self.p["smoke_timeout"], data=body)
+        latency = round(time.time() - t0, 3)
+        if status != 200:
+            self.result["ready"] = False
+            self._settle()
+            self.fail("smoke_failed", "the smoke completion answered %s: %s" % (
+                status if status is not None else "nothing", (text or "")[:300]))
+        try:
+            answer = json.loads(text)
+            choice = (answer.get("choices") or [{}])[0]
+            tokens = (answer.get("usage") or {}).get("completion_tokens")
+            self.result["smoke"] = {"latency": latency, "completion_tokens": tokens, "text": choice.get("text")}
+        except (ValueError, AttributeError, IndexError):
+            self.result["ready"] = False
+            self.fail("smoke_failed", "the smoke completion answered 200 with no JSON completion: %s" % text[:300])
+
+    def _settle(self):
+        # A worker killed by the request takes the unit down a moment later; let its last lines reach the journal.
+        if not self.p["unit"] and not self.p["pid"]:
+            return
+        end = time.time() + 15
+        while time.time() < end and self.stopped_reason() is None:
+            time.sleep(1)
+
+    def metrics(self):
+        status, text = self.http.request("/metrics", self.p["request_timeout"])
+        if status != 200:
+            self.fail("metrics_failed", "/metrics answered %s" % (status if status is not None else text))
+        found = parse_spec_metrics(text)
+        drafted = found.get("num_draft_tokens")
+        accepted = found.get("num_accepted_tokens")
+        drafts = found.get("num_drafts")
+        spec = {
+            "num_draft_tokens": drafted,
+            "num_accepted_tokens": accepted,
+            "num_drafts": drafts,
+            "acceptance_rate": round(accepted / drafted, 4) if drafted else None,
+            "mean_acceptance_length": round(1 + accepted / drafts, 4) if drafts and accepted is not None else None,
+        }
+        if drafted is None or accepted is None:
+            self.fail("metrics_failed", "speculative decoding is on but /metrics has no vllm:spec_decode_num_draft_tokens_total "
+                      "/ vllm:spec_decode_num_accepted_tokens_total (was the server started with --speculative-config?)")
+        self.result["spec_decode"] = spec
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(
+            host=dict(type="str", default="127.0.0.1"),
+            port=dict(type="int", required=True),
+            served_model_name=dict(type="str", required=True),
+            unit=dict(type="str", default=""),
+            pid=dict(type="int"),
+            log_path=dict(type="path"),
+            timeout=dict(type="int", default=900),
+            poll_interval=dict(type="float", default=2.0),
+            request_timeout=dict(type="int", default=10),
+            smoke=dict(type="bool", default=True),
+            smoke_prompt=dict(type="str", default="The capital of France is"),
+            smoke_max_tokens=dict(type="int", default=8),
+            smoke_timeout=dict(type="int", default=300),
+            speculative=dict(type="bool", default=False),
+            api_key=dict(type="str", no_log=True),
+            journal_lines=dict(type="int", default=5000),
+            max_lines=dict(type="int", default=40),
+        ),
+        supports_check_mode=True,
+    )
+    p = module.params
+    url = base_url(p["host"], p["port"])
+    if module.check_mode:
+        would = [url + "/health", url + "/v1/models"]
+        if p["smoke"]:
+            would.append(url + "/v1/completions")
+        if p["speculative"]:
+            would.append(url + "/metrics")
+        module.exit_json(changed=False, skipped=True, ready=False, url=url, would_check=would,
+                         msg="check mode: would wait up to %ds for %s to serve %s" % (p["timeout"], url, p["served_model_name"]))
+
+    waiter = Waiter(module)
+    try:
+        if p["unit"]:
+            waiter.initial = waiter.state()
+            waiter.result["invocation_id"] = waiter.initial.get("InvocationID")
+        waiter.wait_ready()
+        if p["smoke"]:
+            waiter.smoke()
+        if p["speculative"]:
+            waiter.metrics()
+    except VllmLogError as e:
+        module.fail_json(msg=to_text(e), **waiter.result)
+    module.exit_json(**waiter.result)
+
+
+if __name__ == "__main__":
+    main()

