@@ -3,11 +3,11 @@
 # lay a copy out in a temporary directory and run it there.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-WORK="${IGH_SANITY_DIR:-$ROOT/.cache/sanity}"
+WORK="${IGH_SANITY_DIR:-$HOME/.cache/inference.gpu_host/sanity}"  # outside any git checkout: ansible-test would honour its .gitignore
 DEST="$WORK/ansible_collections/inference/gpu_host"
 mkdir -p "$DEST"
 # Only what git would ship (tracked + new, not ignored); not the link farm.
-(cd "$ROOT" && git ls-files -co --exclude-standard | grep -v '^\.collections/') > "$WORK/files.txt"
+(cd "$ROOT" && git ls-files -co --exclude-standard | grep -v -e '^\.collections/' -e '^ct129$') > "$WORK/files.txt"
 rsync -a --delete --files-from="$WORK/files.txt" "$ROOT/" "$DEST/"
 # rsync --files-from does not delete stale files: prune what is not listed.
 (cd "$DEST" && find . -type f ! -path './tests/output/*' | sed 's#^\./##' | sort > "$WORK/have.txt")

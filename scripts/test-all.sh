@@ -12,7 +12,7 @@ export PATH="$ROOT/.venv/bin:$PATH"
 export ANSIBLE_COLLECTIONS_PATH="$ROOT/.collections"
 export UV_NATIVE_TLS=1
 
-STAGES="${IGH_STAGES:-lint sanity unit inventory molecule}"
+STAGES="${IGH_STAGES:-lint sanity build unit inventory molecule}"
 SCENARIOS="${IGH_SCENARIOS:-$(cat molecule/ORDER)}"
 passed=0; failed=0; failed_names=()
 stage() {
@@ -22,13 +22,22 @@ stage() {
   if "$@"; then passed=$((passed+1)); echo "=== $name: ok ($((SECONDS-t0)) s)";
   else failed=$((failed+1)); failed_names+=("$name"); echo "=== $name: FAILED ($((SECONDS-t0)) s)"; fi
 }
+LOGS="$ROOT/.cache/test-logs"; mkdir -p "$LOGS"
+molecule_test() {
+  # Molecule's own exit status, and also its log: a failed action must never pass.
+  molecule test -s "$1" 2>&1 | tee "$LOGS/molecule-$1.log"
+  local rc=${PIPESTATUS[0]}
+  if grep -q "Executed: Failed" "$LOGS/molecule-$1.log"; then rc=1; fi
+  return "$rc"
+}
 for s in $STAGES; do
   case "$s" in
     lint) stage lint ansible-lint --profile production ;;
     sanity) stage sanity bash scripts/sanity.sh ;;
     unit) stage unit pytest -q -p no:cacheprovider tests/unit ;;
+    build) stage build bash scripts/build-check.sh ;;
     inventory) stage inventory python3 scripts/validate_inventories.py ;;
-    molecule) for sc in $SCENARIOS; do stage "molecule-$sc" molecule test -s "$sc"; done ;;
+    molecule) for sc in $SCENARIOS; do stage "molecule-$sc" molecule_test "$sc"; done ;;
     *) echo "unknown stage $s"; failed=$((failed+1)) ;;
   esac
 done

@@ -599,7 +599,7 @@ def main(argv=None):
               % ("FAILED" if report.findings else "ok", len(report.findings), report.inventories,
                  "y" if report.inventories == 1 else "ies", report.hosts,
                  report.checked, ", ".join(summary["roles"]), report.skipped,
-                 "" if args.verbose else ", -v says why"))
+                 ", -v says why" if report.skipped and not args.verbose else ""))
     return 1 if report.findings else 0
 
 

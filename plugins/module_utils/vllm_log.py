@@ -178,6 +178,12 @@ KNOWN_CAUSES = (
                 "of the installed vLLM",
     },
     {
+        "id": "invalid_config_value",
+        "pattern": r"^([\w.\[\]-]+): Input should be",
+        "hint": "vLLM's configuration rejected the value of {1} (wrong type or out of range): fix the variable that "
+                "renders it (a flag, or a key of a JSON option such as speculative_config)",
+    },
+    {
         "id": "model_not_found",
         "pattern": r"does not appear to have a file named config\.json|Invalid repository ID or local directory|"
                    r"Repo id must be in the form|Can't load the configuration of",
@@ -581,10 +587,10 @@ def find_root_cause(log, max_lines=40):
 
 
 def failure_message(unit, result):
-    """One line for fail_json: ``<unit> failed: <cause> — hint: <hint>``."""
+    """One line for fail_json: ``<unit> failed: <cause> — hint: <hint>`` (or that no cause was found)."""
     who = unit or "vLLM"
     if not result or not result.get("found"):
-        return "%s failed: no root cause found in its log (see relevant_lines)" % who
+        return "%s: no root cause found in its log (see relevant_lines)" % who
     cause = result.get("cause") or "unknown"
     etype = result.get("exception_type") or ""
     if re.match(r"^[\w.]+$", etype):

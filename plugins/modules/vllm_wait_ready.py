@@ -365,9 +365,9 @@ class Waiter(object):
             msg = failure_message(label, cause)
             self.result["root_cause"] = dict((k, v) for k, v in cause.items() if k != "relevant_lines")
             self.result["relevant_lines"] = cause["relevant_lines"]
-            msg += " (%s after %.0fs)" % (detail, self.result["elapsed"])
+            msg += " (%s; waited %.1fs)" % (detail, self.result["elapsed"])
         else:
-            msg = "%s failed: %s after %.0fs; no root cause found in its log" % (label, detail, self.result["elapsed"])
+            msg = "%s failed: %s; waited %.1fs; no root cause found in its log" % (label, detail, self.result["elapsed"])
             self.result["relevant_lines"] = (cause or {}).get("relevant_lines", [])
         self.module.fail_json(msg=msg, **self.result)
 

@@ -78,8 +78,29 @@ vllm_service_port: 30000
 
 
 @pytest.fixture(scope="module")
-def bad_report(bad_inventory):
-    code, out, err = run("--inventory", bad_inventory, "--json")
+def priority_inventory(tmp_path_factory):
+    """Two same-depth groups disagree, but ansible_group_priority orders them on purpose."""
+    inv = str(tmp_path_factory.mktemp("inventories") / "prio")
+    write(os.path.join(inv, "hosts.yml"), """\
+all:
+  children:
+    a_class:
+      hosts:
+        h1:
+    b_profile:
+      vars:
+        ansible_group_priority: 10
+      hosts:
+        h1:
+""")
+    write(os.path.join(inv, "group_vars", "a_class.yml"), "vllm_service_port: 8000\n")
+    write(os.path.join(inv, "group_vars", "b_profile.yml"), "vllm_service_port: 9000\n")
+    return inv
+
+
+@pytest.fixture(scope="module")
+def bad_report(bad_inventory, priority_inventory):
+    code, out, err = run("--inventory", bad_inventory, "--inventory", priority_inventory, "--json")
     assert code == 1, (out, err)
     report = json.loads(out)
     return {(f["host"], f["variable"]): f for f in report["findings"]}, report
@@ -159,21 +180,8 @@ def test_text_output_and_exit_code(bad_inventory):
             "(set in group_vars/inference_hosts)") in lines
 
 
-def test_group_priority_settles_a_conflict(tmp_path):
-    inv = str(tmp_path / "prio")
-    write(os.path.join(inv, "hosts.yml"), """\
-all:
-  children:
-    a_class:
-      hosts:
-        h1:
-    b_profile:
-      vars:
-        ansible_group_priority: 10
-      hosts:
-        h1:
-""")
-    write(os.path.join(inv, "group_vars", "a_class.yml"), "vllm_service_port: 8000\n")
-    write(os.path.join(inv, "group_vars", "b_profile.yml"), "vllm_service_port: 9000\n")
-    code, out, err = run("--inventory", inv)
-    assert code == 0, out + err
+def test_group_priority_settles_a_conflict(bad_report):
+    # The "prio" inventory (run together with "team"): different priorities, no finding.
+    report = bad_report[1]
+    assert report["summary"]["inventories"] == 2
+    assert not [f for f in report["findings"] if f["inventory"] == "prio"]

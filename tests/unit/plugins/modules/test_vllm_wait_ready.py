@@ -44,6 +44,9 @@ class FakeVllm(object):
 
     def __init__(self):
         self.ready_at = 0.0            # time.time() from which /health answers 200
+        self.not_ready_for = 0.0       # ... or seconds after the first /health request
+        self.first_health = None
+        self.health_statuses = []
         self.models = ["tiny"]
         self.completion_status = 200
         self.metrics = REAL_METRICS
@@ -70,7 +73,12 @@ class Handler(BaseHTTPRequestHandler):
         f.requests.append(("GET", self.path))
         f.auth.append(self.headers.get("Authorization"))
         if self.path == "/health":
-            return self._send(200 if time.time() >= f.ready_at else 503, "")
+            now = time.time()
+            if f.first_health is None:
+                f.first_health = now
+            ok = now >= f.ready_at and now >= f.first_health + f.not_ready_for
+            f.health_statuses.append(200 if ok else 503)
+            return self._send(200 if ok else 503, "")
         if self.path == "/v1/models":
             return self._send(200, {"object": "list", "data": [{"id": m, "object": "model"} for m in f.models]})
         if self.path == "/metrics":
@@ -155,14 +163,15 @@ def test_ready_smoke_and_spec_metrics(tmp_path, server):
 
 
 def test_waits_until_health_answers(tmp_path, server):
-    server.fake.ready_at = time.time() + 3
+    server.fake.not_ready_for = 1.5
     res = run_module(tmp_path, {"port": server.server_address[1], "served_model_name": "tiny", "poll_interval": 0.2,
                                 "smoke": False})
     assert res["ready"] is True, res
-    assert res["elapsed"] > 0.5
+    assert res["elapsed"] >= 1.5
     assert "smoke" not in res and "spec_decode" not in res
     # it polled /health while it answered 503, and asked /v1/models only once it answered 200
-    assert server.fake.requests.count(("GET", "/health")) >= 3
+    statuses = server.fake.health_statuses
+    assert statuses[0] == 503 and statuses[-1] == 200 and statuses.count(200) == 1
     assert server.fake.requests.count(("GET", "/v1/models")) == 1
 
 

@@ -1,0 +1,45 @@
+#!/usr/bin/env python3
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, inference.gpu_host contributors
+# Apache License 2.0 (see LICENSE)
+"""Print, as JSON, what plugins/module_utils/vllm_log.py finds in a vLLM log file.
+
+Usage: root_cause.py LOG [LOG ...]
+
+The collection is imported from this clone (tests/gpu/ -> repo root -> .collections), the way the unit tests do,
+so a GPU host needs neither an installed collection nor Ansible for this step.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+import io
+import json
+import os
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", ".collections"))
+
+from ansible_collections.inference.gpu_host.plugins.module_utils.vllm_log import (  # noqa: E402 pylint: disable=wrong-import-position
+    failure_message,
+    find_root_cause,
+)
+
+
+def main(argv):
+    if not argv:
+        sys.stderr.write(__doc__)
+        return 2
+    out = {}
+    for path in argv:
+        with io.open(path, encoding="utf-8", errors="replace") as fh:
+            result = find_root_cause(fh.read())
+        result["message"] = failure_message(None, result)
+        out[os.path.basename(path)] = result
+    json.dump(out, sys.stdout, indent=2, sort_keys=True)
+    sys.stdout.write("\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
