@@ -74,6 +74,9 @@ def parse_args(argv):
     p.add_argument("--webhook-url-env", help="name of an environment variable holding a webhook URL to POST the summary "
                    "to (an env var, so the URL and its token stay out of argv and unit files)")
     p.add_argument("--notify-on", default="drift,failed", help="outcomes that notify: drift, failed, clean (default drift,failed)")
+    p.add_argument("--private-env", action="append", default=[], metavar="NAME",
+                   help="an environment variable only the notify command gets, never Ansible (ansible-runner writes "
+                   "Ansible's whole environment to its artifacts); the --webhook-url-env variable always is one")
     p.add_argument("--timeout", type=int, default=0, help="stop the run after this many seconds (0: no limit)")
     p.add_argument("-q", "--quiet", action="store_true", help="do not stream Ansible's output")
     p.add_argument("-v", "--verbose", action="count", default=0, help="passed to Ansible")
@@ -166,6 +169,8 @@ def runner_available():
 def run_with_runner(args, playbook, inventories, env, private_data_dir):
     import ansible_runner
 
+    # Artifacts name hosts, paths and versions: private to the account that runs the check.
+    os.makedirs(private_data_dir, mode=0o700, exist_ok=True)
     ident = datetime.datetime.now(datetime.timezone.utc).strftime("drift-%Y%m%dT%H%M%S.%fZ")
     runner = ansible_runner.run(
         private_data_dir=private_data_dir,
@@ -247,7 +252,7 @@ def summary_line(report):
         ",".join(s["unreachable"]) or "-")
 
 
-def notify(args, report, report_path, table):
+def notify(args, report, report_path, table, private):
     wanted = set(p.strip() for p in args.notify_on.split(",") if p.strip())
     if outcome_of(report["exit_code"]) not in wanted:
         return
@@ -255,6 +260,7 @@ def notify(args, report, report_path, table):
     if args.notify_command:
         env = dict(os.environ, DRIFT_EXIT_CODE=str(report["exit_code"]), DRIFT_REPORT_JSON=report_path or "",
                    DRIFT_SUMMARY=summary)
+        env.update(private)
         try:
             proc = subprocess.run(shlex.split(args.notify_command), input=table, text=True, env=env, check=False, timeout=120)
             if proc.returncode:
@@ -262,7 +268,7 @@ def notify(args, report, report_path, table):
         except (OSError, subprocess.SubprocessError) as exc:
             log("notify command failed: %s" % exc)
     if args.webhook_url_env:
-        url = os.environ.get(args.webhook_url_env, "")
+        url = private.get(args.webhook_url_env, "")
         if not url:
             log("--webhook-url-env %s: the variable is empty, no webhook sent" % args.webhook_url_env)
             return
@@ -296,6 +302,10 @@ def main(argv=None):
     elif mode == "ansible-runner" and not runner_available():
         log("ansible-runner is not importable by %s: pip install ansible-runner, or use --runner ansible-playbook" % sys.executable)
         return EXIT_ERROR
+
+    # Secrets of the notifiers leave the environment before Ansible (and ansible-runner's artifacts) see it.
+    private = dict((name, os.environ.pop(name)) for name in set(args.private_env + [args.webhook_url_env or ""])
+                   if name and name in os.environ)
 
     with single_run(args.report_dir), tempfile.TemporaryDirectory(prefix="drift-check-") as tmp:
         json_path = os.path.join(tmp, "report.json")
@@ -336,7 +346,7 @@ def main(argv=None):
             kept = os.path.join(args.report_dir, "latest.json")
         sys.stdout.write(table)
         sys.stdout.flush()
-        notify(args, report, kept or (os.path.abspath(args.json_path) if args.json_path else ""), table)
+        notify(args, report, kept or (os.path.abspath(args.json_path) if args.json_path else ""), table, private)
         return code
 
 

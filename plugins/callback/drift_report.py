@@ -107,6 +107,7 @@ _DEBUG_ACTIONS = frozenset(("debug",))
 _WEAK_KINDS = ("path", "task")
 
 _ABS_PATH = re.compile(r"(?<![\w.:/-])(/(?:[\w.@+-]+/)*[\w.@+-]+)")
+_UNIT_NAME = re.compile(r"(?<![\w/.@-])([\w@.-]+\.(?:service|timer|socket|mount|path))\b")
 _SECRET_PATTERNS = (
     # KEY=VALUE and key: value where the key names a credential
     # (the key must end with the word: mask_token_id or max_tokens are not secrets)
@@ -139,7 +140,15 @@ def _as_text_block(value):
     return to_text(value, errors="surrogate_or_replace")
 
 
-def render_diff(diff, max_lines):
+def _header(header, name, default):
+    """A diff header: the resource, never the controller's rendered temp file (template's after_header)."""
+    header = to_text(header or "")
+    if not header or "/.ansible/tmp/" in header or header.startswith(("/tmp/", "/var/tmp/")):
+        return name or default
+    return header
+
+
+def render_diff(diff, max_lines, name=None):
     """Ansible's diff (a dict or a list of dicts) as unified diff text; '' when it says nothing."""
     if not diff:
         return ""
@@ -154,9 +163,8 @@ def render_diff(diff, max_lines):
         if "before" in part or "after" in part:
             before = _as_text_block(part.get("before")).splitlines(True)
             after = _as_text_block(part.get("after")).splitlines(True)
-            out.extend(difflib.unified_diff(before, after,
-                                            fromfile=to_text(part.get("before_header") or "before"),
-                                            tofile=to_text(part.get("after_header") or "after")))
+            out.extend(difflib.unified_diff(before, after, fromfile=_header(part.get("before_header"), name, "before"),
+                                            tofile=_header(part.get("after_header"), name, "after")))
     lines = "".join(line if line.endswith("\n") else line + "\n" for line in out).splitlines()
     if len(lines) > max_lines:
         lines = lines[:max_lines] + ["... (%d more lines)" % (len(lines) - max_lines)]
@@ -201,12 +209,17 @@ def resource_of(action, args, res, redacted):
         name = to_text(res.get("name") or args.get("name") or "")
         if name:
             return _ACCOUNT_ACTIONS[short], name
+    item = res.get("item") if not redacted else None
     for key in ("dest", "path"):
-        value = res.get(key) if not redacted else None
-        if not value:
-            value = args.get(key)
-        if isinstance(value, str) and value:
-            return "path", value
+        candidates = [res.get(key) if not redacted else None,
+                      item.get(key) if isinstance(item, dict) else None,
+                      args.get(key)]
+        for value in candidates:
+            # Loop arguments arrive unrendered ("{{ item.dest }}"): never a resource name.
+            if isinstance(value, str) and value and "{{" not in value and "{%" not in value:
+                return "path", value
+    if isinstance(item, str) and item.startswith("/") and short in _PATH_ACTIONS:
+        return "path", item
     if short in _PATH_ACTIONS:
         diff = res.get("diff")
         header = diff.get("after_header") if isinstance(diff, dict) else None
@@ -218,9 +231,12 @@ def resource_of(action, args, res, redacted):
                 return "path", to_text(args[key])
         return "task", None
     if short in _DEBUG_ACTIONS and isinstance(msg, str) and not redacted:
-        match = _ABS_PATH.search(msg)
-        if match:
-            return "path", match.group(1)
+        # A role's "would ..." note: the first path or unit it names.
+        found = [(m.start(), "path", m.group(1)) for m in [_ABS_PATH.search(msg)] if m]
+        found += [(m.start(), "unit", m.group(1)) for m in [_UNIT_NAME.search(msg)] if m]
+        if found:
+            _pos, kind, name = min(found)
+            return kind, name
     return "task", None
 
 
@@ -325,7 +341,7 @@ class CallbackModule(CallbackBase):
             if diff_off:
                 change["redacted"] = "diff: false - no diff recorded"
             else:
-                text = render_diff(sub.get("diff"), self.get_option("max_diff_lines"))
+                text = render_diff(sub.get("diff"), self.get_option("max_diff_lines"), name if kind == "path" else None)
                 if text:
                     change["diff"] = text
             if isinstance(msg, dict) and msg.get("drift_resource"):
@@ -434,10 +450,16 @@ class CallbackModule(CallbackBase):
 
 
 def _diff_line(change):
-    for line in (change.get("diff") or "").splitlines():
-        if line[:1] in "+-" and not line.startswith(("+++", "---")):
-            return line
-    return ""
+    changed = [line for line in (change.get("diff") or "").splitlines()
+               if line[:1] in "+-" and not line.startswith(("+++ ", "--- "))]
+    if not changed:
+        return ""
+    added = sum(1 for line in changed if line.startswith("+"))
+    removed = len(changed) - added
+    if not removed:
+        return "new content (+%d lines)" % added
+    first = next((line for line in changed if line.startswith("-")), changed[0])
+    return "+%d/-%d: %s" % (added, removed, first)
 
 
 def _detail(changes):

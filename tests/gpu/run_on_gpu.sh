@@ -19,6 +19,8 @@
 #   STEPS           which steps, in this order: setup 4 3 1 2 5                                 [setup 4 3 1 5]
 #                   (step 2 runs inside step 1: it reads step 1's failing log)
 #   PORT            the tiny server's port                                                      [8000]
+#   FAIL_TIMEOUT    seconds to wait for the broken start (step 1, before the guard) to fail      [300]
+#   READY_TIMEOUT   seconds to wait for a good start to be ready                                 [420]
 set -uo pipefail
 
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -27,6 +29,8 @@ OUT_DIR="${OUT_DIR:-$WORK/out}"
 PYTHON="${PYTHON:-python3}"
 STEPS="${STEPS:-setup 4 3 1 5}"
 PORT="${PORT:-8000}"
+FAIL_TIMEOUT="${FAIL_TIMEOUT:-300}"
+READY_TIMEOUT="${READY_TIMEOUT:-420}"
 WHEELHOUSE="${WHEELHOUSE:-$WORK/wheels}"
 WHEELHOUSE_020="${WHEELHOUSE_020:-$WORK/wheels-020}"
 VENV="$WORK/vllm-venv"          # the python_env venv: vLLM 0.22.0 (+ flash-attn-4 for the broken state)
@@ -111,12 +115,12 @@ stop_server() {
 }
 trap stop_server EXIT
 
-serve_and_wait() {  # serve_and_wait <name> <argv json>: start, wait with vllm_wait_ready, keep metrics, stop
-    local name="$1" argv_file="$2" t0 t1
+serve_and_wait() {  # serve_and_wait <name> <argv json> <timeout>: start, wait with vllm_wait_ready, keep metrics, stop
+    local name="$1" argv_file="$2" timeout="$3" t0 t1
     t0=$(date +%s)
     start_server "$OUT_DIR/$name.log" "$argv_file"
     playbook "$name-wait_ready" wait_ready.yml -e "server_pid=$SERVER_PID" -e "server_log=$OUT_DIR/$name.log" \
-        -e "port=$PORT" -e "result_name=$name-wait_ready"
+        -e "port=$PORT" -e "ready_timeout=$timeout" -e "result_name=$name-wait_ready"
     t1=$(date +%s)
     if kill -0 "$SERVER_PID" 2>/dev/null; then
         say "$name: server up after $((t1 - t0)) s (wait_ready: see $name-wait_ready.json)"
@@ -156,8 +160,12 @@ step_setup() {
     done
     local t0; t0=$(date +%s)
     cmd setup-pip-ansible pip_offline "$AVENV" "${ans[@]}" || return 1
-    cmd setup-pip-vllm pip_offline "$VENV" "${rest[@]}" || return 1
-    say "installed ${#rest[@]} wheels into $VENV and ${#ans[@]} into $AVENV in $(( $(date +%s) - t0 )) s"
+    if compgen -G "$WHEELHOUSE/vllm-0.22.0-*.whl" > /dev/null; then
+        cmd setup-pip-vllm pip_offline "$VENV" "${rest[@]}" || return 1
+        say "installed ${#rest[@]} wheels into $VENV and ${#ans[@]} into $AVENV in $(( $(date +%s) - t0 )) s"
+    else  # a wheelhouse for step 5 alone (vLLM 0.20.1): no 0.22.0 venv
+        say "no vllm 0.22.0 wheel in $WHEELHOUSE: only $AVENV (${#ans[@]} wheels) installed"
+    fi
     cmd setup-versions bash -c "'$AVENV/bin/ansible-playbook' --version; '$VENV/bin/python' -m pip list --disable-pip-version-check 2>/dev/null \
         | grep -iE '^(vllm|torch|transformers|tokenizers|flashinfer-python|triton|flash)[ -]'"
     tail -n +2 "$OUT_DIR/setup-versions.txt" | tee -a "$SUMMARY"
@@ -184,7 +192,7 @@ step1() {
     say "== step 1 (+2): flash-attn-4 in the venv -> fails; guard (policy remove) -> serves"
     cmd step1-pip-install-flash-attn-4 pip_offline "$VENV" "$WHEELHOUSE"/flash_attn_4-*.whl
     flash_attn_state step1-flash_attn-before
-    serve_and_wait step1-before "$OUT_DIR/step3-vllm_service-argv.json"
+    serve_and_wait step1-before "$OUT_DIR/step3-vllm_service-argv.json" "$FAIL_TIMEOUT"
     say "== step 2: the root cause of that log (module_utils/vllm_log.py and vllm_failure_cause)"
     cmd step2-root_cause "$PYTHON" "$REPO/tests/gpu/root_cause.py" "$OUT_DIR/step1-before.log"
     grep -E '"(cause|hint|hint_id|exception_type|process|message)"' "$OUT_DIR/step2-root_cause.txt" | tee -a "$SUMMARY"
@@ -201,7 +209,7 @@ step1() {
     flash_attn_state step1-flash_attn-after-guard-leftover
     playbook step1-guard-recheck flash_attn_guard.yml -e "venv=$VENV" -e policy=fail -e result_name=step1-flash_attn_guard-recheck
     say "== step 1/3: the same command after the guard"
-    serve_and_wait step1-after "$OUT_DIR/step3-vllm_service-argv.json"
+    serve_and_wait step1-after "$OUT_DIR/step3-vllm_service-argv.json" "$READY_TIMEOUT"
     cat "$OUT_DIR/step1-after-spec_decode.txt" 2>/dev/null | tee -a "$SUMMARY"
     tail -n 3 "$OUT_DIR/step1-after-completion.txt" 2>/dev/null | tee -a "$SUMMARY"
 }
@@ -229,7 +237,7 @@ step5() {
     cp "$TINY/drafter020/config.json" "$OUT_DIR/step5-drafter-config.json"
     playbook step5-render_command render_command.yml -e "venv=$VENV020" -e "port=$PORT" \
         -e "drafter_dir=$TINY/drafter020" -e result_name=step5-vllm_service-argv
-    serve_and_wait step5-vllm020-compensated "$OUT_DIR/step5-vllm_service-argv.json"
+    serve_and_wait step5-vllm020-compensated "$OUT_DIR/step5-vllm_service-argv.json" "$READY_TIMEOUT"
 }
 
 say "repo $REPO, out $OUT_DIR, steps: $STEPS"
