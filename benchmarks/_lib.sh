@@ -1,4 +1,5 @@
 # shellcheck shell=bash
+# shellcheck disable=SC2034  # the BENCH_* variables are read by the scripts that source this
 # Shared by benchmarks/*.sh (sourced, not run): the machine line, timing, LXC
 # containers that are always removed again, and an inventory for them.
 #

@@ -25,6 +25,7 @@ written): what an Ansible module run on a warm host pays, not a cold disk.
 
   .venv/bin/python benchmarks/header_inspection.py               # the full table (1 MiB .. 60 GiB)
   .venv/bin/python benchmarks/header_inspection.py --repeats 9 --sizes 1M,1G
+  .venv/bin/python benchmarks/header_inspection.py --layers 64 --max-load 0   # a bigger header
 """
 
 import argparse
@@ -219,12 +220,16 @@ def load():
 
 
 def main():
+    global LAYERS
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", default=DEFAULT_SIZES, help="comma-separated target sizes (default %(default)s)")
     parser.add_argument("--repeats", type=int, default=7, help="timed runs per figure, >= 5 (default %(default)s)")
     parser.add_argument("--max-load", default="1G", help="largest size also written with real data and fully loaded")
     parser.add_argument("--tmpdir", default=None, help="where the files go (default: the system temp dir)")
+    parser.add_argument("--layers", type=int, default=LAYERS,
+                        help="drafter layers, 3 + 11 per layer tensors (default %(default)s: Qwen3.6-27B-DFlash)")
     args = parser.parse_args()
+    LAYERS = args.layers
     if args.repeats < 5:
         parser.error("--repeats must be at least 5")
     sizes = [parse_size(s) for s in args.sizes.split(",") if s.strip()]
@@ -232,6 +237,7 @@ def main():
 
     print("# machine: %s" % machine())
     print("# load average at start: %s" % load())
+    print("# %d-layer drafter layout: %d tensors at every size" % (LAYERS, 3 + 11 * LAYERS))
     print("# %d timed runs per figure, no warm-up run; median (min-max) in ms; page cache warm" % args.repeats)
     workdir = tempfile.mkdtemp(prefix="bench-header-", dir=args.tmpdir)
     rng = np.random.default_rng(4)

@@ -312,9 +312,9 @@ def main(argv=None):
         table_path = os.path.join(tmp, "report.txt")
         env = ansible_env(json_path, table_path)
         if mode == "ansible-runner":
-            private = args.private_data_dir or (os.path.join(args.report_dir, "runner") if args.report_dir
-                                                else os.path.expanduser("~/.cache/inference.gpu_host/drift-runner"))
-            rc = run_with_runner(args, playbook, inventories, env, os.path.abspath(private))
+            data_dir = args.private_data_dir or (os.path.join(args.report_dir, "runner") if args.report_dir
+                                                 else os.path.expanduser("~/.cache/inference.gpu_host/drift-runner"))
+            rc = run_with_runner(args, playbook, inventories, env, os.path.abspath(data_dir))
         else:
             rc = run_with_playbook(args, playbook, inventories, env)
         if not os.path.exists(json_path):

@@ -55,7 +55,7 @@ cmd() {
 export LC_ALL=C.UTF-8 LANG=C.UTF-8 PYTHONUNBUFFERED=1
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 VLLM_NO_USAGE_STATS=1 DO_NOT_TRACK=1
 export ANSIBLE_CONFIG="$REPO/ansible.cfg" ANSIBLE_COLLECTIONS_PATH="$REPO/.collections"
-export ANSIBLE_FORCE_COLOR=0 ANSIBLE_NOCOLOR=1 ANSIBLE_CALLBACKS_ENABLED=ansible.builtin.profile_tasks
+export ANSIBLE_FORCE_COLOR=0 ANSIBLE_NOCOLOR=1
 
 playbook() {  # playbook <logname> <file> [extra args]: ansible-playbook -c local against localhost
     local name="$1" file="$2"; shift 2
@@ -120,7 +120,7 @@ serve_and_wait() {  # serve_and_wait <name> <argv json> <timeout>: start, wait w
     t0=$(date +%s)
     start_server "$OUT_DIR/$name.log" "$argv_file"
     playbook "$name-wait_ready" wait_ready.yml -e "server_pid=$SERVER_PID" -e "server_log=$OUT_DIR/$name.log" \
-        -e "port=$PORT" -e "ready_timeout=$timeout" -e "result_name=$name-wait_ready"
+        -e "server_port=$PORT" -e "ready_timeout=$timeout" -e "result_name=$name-wait_ready"
     t1=$(date +%s)
     if kill -0 "$SERVER_PID" 2>/dev/null; then
         say "$name: server up after $((t1 - t0)) s (wait_ready: see $name-wait_ready.json)"
@@ -183,7 +183,7 @@ step3_config() {  # the drafter config for vLLM 0.22.0 and the command line (use
     say "== step 3: dflash_drafter_config for vllm 0.22.0, then the vllm_service command line"
     playbook step3-dflash_drafter_config drafter_config.yml -e vllm_version=0.22.0
     cp "$TINY/drafter/config.json" "$OUT_DIR/step3-drafter-config.json"
-    playbook step3-render_command render_command.yml -e "venv=$VENV" -e "port=$PORT" -e result_name=step3-vllm_service-argv
+    playbook step3-render_command render_command.yml -e "venv=$VENV" -e "server_port=$PORT" -e result_name=step3-vllm_service-argv
     [ -s "$OUT_DIR/step3-vllm_service-argv.json" ] || { say "no argv rendered"; return 1; }
     tail -c 600 "$OUT_DIR/step3-vllm_service-argv.json" | tee -a "$SUMMARY"
 }
@@ -221,7 +221,8 @@ step5() {
     make_venv "$VENV020" || return 1
     local -a set020=() w
     local base name
-    # The 0.22.0 set, with the 0.20.1-specific wheels (vllm, flashinfer, cutlass-dsl, ...) instead of its own.
+    # The 0.22.0 set, with the 0.20.1-specific wheels (wheels-0.20.1-extra.txt: vllm, flashinfer-python, llguidance)
+    # instead of its own; 0.22.0-only kernels packages are left out.
     for w in "$WHEELHOUSE_020"/*.whl; do set020+=("$w"); done
     for w in "$WHEELHOUSE"/*.whl; do
         base="$(basename "$w")"; name="${base%%-*}"
@@ -235,7 +236,7 @@ step5() {
     playbook step5-dflash_drafter_config drafter_config.yml -e vllm_version=0.20.1 -e layer_id_policy=compensate \
         -e "drafter_dir=$TINY/drafter020" -e result_name=step5-dflash_drafter_config
     cp "$TINY/drafter020/config.json" "$OUT_DIR/step5-drafter-config.json"
-    playbook step5-render_command render_command.yml -e "venv=$VENV020" -e "port=$PORT" \
+    playbook step5-render_command render_command.yml -e "venv=$VENV020" -e "server_port=$PORT" \
         -e "drafter_dir=$TINY/drafter020" -e result_name=step5-vllm_service-argv
     serve_and_wait step5-vllm020-compensated "$OUT_DIR/step5-vllm_service-argv.json" "$READY_TIMEOUT"
 }

@@ -60,6 +60,9 @@ EXPECTED = {
     "cpu-0.32.0-journal-libnuma-missing.log": (
         r"^AttributeError$", "object has no attribute 'init_cpu_memory_env'", "vllm_extension_not_loaded",
         "VllmWorker-0"),
+    # captured on a real H200 (tests/gpu/evidence/h200-run1-vllm-0.22.0): flash-attn-4 alone, vLLM 0.22.0
+    "gpu-0.22.0-flash-attn-4.log": (
+        r"^ModuleNotFoundError$", "No module named 'flash_attn.ops'", "flash_attn_ops", "EngineCore"),
     "synthetic-gpu-flash-attn-ops.log": (
         r"^ModuleNotFoundError$", "No module named 'flash_attn.ops'", "flash_attn_ops", "EngineCore"),
 }
