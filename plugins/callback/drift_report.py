@@ -18,7 +18,10 @@ description:
     unreachable or failed (or a task that changed something outside check mode) - which
     C(scripts/drift_check.py) exits with.
   - Several tasks touching the same resource (a dry render and the real template, a role's note and
-    C(playbooks/drift.yml)'s own check) become one item listing every task.
+    C(playbooks/drift.yml)'s own check) become one item listing every task. The resource comes from the result
+    (C(dest), C(path), a unit's or an account's C(name), the packages C(apt) would install), else the loop item or
+    the task's arguments; a C(debug) note that reports a change is about the first absolute path or systemd unit its
+    message names, else about the task itself.
   - "Secrets: a task with C(no_log) contributes its role, task and resource path only (never its diff, item or
     message); a task with C(diff: false) contributes no diff; lines that look like credentials
     (C(TOKEN=), C(password:), C(Authorization: Bearer), Hugging Face C(hf_...) tokens) are masked in every diff and
@@ -182,9 +185,10 @@ def _as_list(value):
 def resource_of(action, args, res, redacted):
     """(kind, name) of what a changed result is about.
 
-    From the result first (modules report dest/path/name), then from the task's
-    arguments; a debug note names the first absolute path in its message, else
-    the resource is the task itself (kind "task", name None: the caller fills it).
+    From the result first (modules report dest/path/name), then from the loop
+    item, then from the task's (rendered) arguments; a debug note is about the
+    first absolute path or systemd unit its message names; else the resource is
+    the task itself (kind "task", name None: the caller fills it).
     """
     short = _short_action(action)
     args = args or {}
@@ -222,9 +226,9 @@ def resource_of(action, args, res, redacted):
         return "path", item
     if short in _PATH_ACTIONS:
         diff = res.get("diff")
-        header = diff.get("after_header") if isinstance(diff, dict) else None
-        if header:
-            return "path", to_text(header)
+        header = _header(diff.get("before_header"), None, "") if isinstance(diff, dict) else ""
+        if header.startswith("/"):
+            return "path", header
     if short in _COMMAND_ACTIONS:
         for key in ("creates", "removes"):
             if args.get(key):
