@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/env python
 """Small helpers the benchmark shell scripts share (stdlib only).
 
   _stats.py summary V1 V2 ...        "median (min-max)" of numbers, 2 decimals

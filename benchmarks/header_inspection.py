@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/env python
 """Header inspection vs file size (issue 4, item 1).
 
 Three ways of learning a safetensors checkpoint's tensor names, shapes and dtypes:
@@ -110,7 +110,7 @@ def numel(shape):
 
 
 def data_bytes(tensors):
-    return sum(numel(s) for _, s in tensors) * ELEM
+    return sum(numel(s) for _name, s in tensors) * ELEM
 
 
 def scaled_tensors(target):
@@ -188,7 +188,7 @@ def via_full_load(path):
 
 def timed(fn, path, repeats):
     times = []
-    for _ in range(repeats):
+    for _repeat in range(repeats):
         t0 = time.perf_counter()
         result = fn(path)
         times.append(time.perf_counter() - t0)
@@ -272,7 +272,7 @@ def main():
     head = ("file size", "data", "on disk", "tensors", "header B", "read_header ms", "safe_open ms", "load_file ms", "load avg")
     print()
     print("| " + " | ".join(head) + " |")
-    print("|" + "|".join("---" for _ in head) + "|")
+    print("|" + "|".join("---" for _col in head) + "|")
     for size, label, disk, count, hlen, ours, st, full, avg in rows:
         print("| %s | %s | %s | %d | %d | %s | %s | %s | %s |" % (size, label, disk, count, hlen, fmt(ours), fmt(st), fmt(full), avg))
     print()

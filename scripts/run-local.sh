@@ -9,8 +9,8 @@ cd "$ROOT"
 bash scripts/bootstrap.sh
 export PATH="$ROOT/.venv/bin:$PATH" ANSIBLE_COLLECTIONS_PATH="$ROOT/.collections" UV_NATIVE_TLS=1
 
-echo "== local container ct129-local (LXC, systemd, sshd)"
-cfg="$(python3 molecule/_shared/lxc_harness.py create ct129-local --reuse \
+echo "== local container for inventory host ct129-local (LXC igh-run-local-ct129: systemd, sshd)"
+cfg="$(python3 molecule/_shared/lxc_harness.py create run-local-ct129 --reuse \
   --bind /var/cache/inference-gpu-host/uv:var/cache/inference-gpu-host/uv \
   --bind /opt/wheels:opt/wheelhouse:ro)"
 mkdir -p .cache

@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/env python
 """Real LXC system containers as Molecule test hosts (stand-ins for a Proxmox CT).
 
 Run as root on the test machine (the controller). Stdlib only.

@@ -24,15 +24,17 @@ description:
     unsupported attention configuration, port in use, weight shape mismatch, misspelt flag).
   - Read-only. It never fails because a cause was found; it fails only when the log cannot be read.
 author:
-  - inference.gpu_host contributors
+  - inference.gpu_host contributors (!UNKNOWN)
 attributes:
   check_mode:
     support: full
     description: Reads only, so it runs in check mode too and reports the same.
   diff_mode:
     support: none
+    description: Nothing on the host changes, so there is nothing to diff.
   idempotent:
     support: full
+    description: Read-only; running it again changes nothing.
 options:
   unit:
     description:

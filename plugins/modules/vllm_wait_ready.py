@@ -24,15 +24,17 @@ description:
     and returns the relevant log lines."
   - Connects only to O(host) (default the loopback address), over plain HTTP.
 author:
-  - inference.gpu_host contributors
+  - inference.gpu_host contributors (!UNKNOWN)
 attributes:
   check_mode:
     support: full
     description: In check mode nothing is requested; the module reports what it would check and returns C(skipped=true).
   diff_mode:
     support: none
+    description: Nothing on the host changes, so there is nothing to diff.
   idempotent:
     support: full
+    description: Read-only; running it again changes nothing.
 options:
   host:
     description:
@@ -463,7 +465,7 @@ def main():
             request_timeout=dict(type="int", default=10),
             smoke=dict(type="bool", default=True),
             smoke_prompt=dict(type="str", default="The capital of France is"),
-            smoke_max_tokens=dict(type="int", default=8),
+            smoke_max_tokens=dict(type="int", default=8, no_log=False),
             smoke_timeout=dict(type="int", default=300),
             speculative=dict(type="bool", default=False),
             api_key=dict(type="str", no_log=True),

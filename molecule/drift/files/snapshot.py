@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/env python
 """Usage: snapshot.py UNIT [LISTING]
 
 Fingerprint what a drift check must never change: every file's bytes and metadata
