@@ -27,7 +27,7 @@ PY="${PYTHON:-python3}"
 if [ ! -x .venv/bin/python ] || ! cmp -s requirements-dev.txt .venv/.requirements-dev.txt; then
   echo "== dev venv from requirements-dev.txt (locked, hashed)"
   [ -x .venv/bin/python ] || "$PY" -m venv .venv
-  .venv/bin/python -m pip --version >/dev/null 2>&1 || .venv/bin/python -m ensurepip -q
+  .venv/bin/python -m pip --version >/dev/null 2>&1 || .venv/bin/python -m ensurepip >/dev/null
   .venv/bin/python -m pip install -q uv==0.9.30
   .venv/bin/uv pip install -q --python .venv/bin/python --require-hashes -r requirements-dev.txt
   cp requirements-dev.txt .venv/.requirements-dev.txt
