@@ -6,7 +6,6 @@
 import json
 import os
 import stat
-import subprocess
 import sys
 
 import pytest
@@ -15,7 +14,6 @@ import yaml
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(HERE))))
 COLLECTIONS = os.path.join(ROOT, ".collections")
-MODULE = "ansible_collections.inference.gpu_host.plugins.modules.dflash_drafter_config"
 
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "module_utils"))
 import _dflash_fixtures as fx  # noqa: E402  pylint: disable=wrong-import-position
@@ -24,24 +22,11 @@ from ansible_collections.inference.gpu_host.plugins.module_utils.dflash import (
     DRAFTER_PROFILES,
     render_config,
 )
+import _module_runner  # noqa: E402  pylint: disable=wrong-import-position
 
 
 def run_module(tmp_path, args, check=False, diff=False):
-    module_args = dict(args)
-    module_args["_ansible_check_mode"] = check
-    module_args["_ansible_diff"] = diff
-    args_file = tmp_path / ("args-%d.json" % len(list(tmp_path.glob("args-*.json"))))
-    args_file.write_text(json.dumps({"ANSIBLE_MODULE_ARGS": module_args}))
-    env = dict(os.environ, PYTHONPATH=COLLECTIONS)
-    proc = subprocess.run([sys.executable, "-m", MODULE, str(args_file)], env=env, cwd=str(tmp_path),
-                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True, timeout=120,
-                          check=False)
-    try:
-        result = json.loads(proc.stdout)
-    except ValueError:
-        raise AssertionError("module printed no JSON (rc %d): %s %s" % (proc.returncode, proc.stdout, proc.stderr))
-    assert (proc.returncode != 0) == bool(result.get("failed")), proc.stderr
-    return result
+    return _module_runner.run_module("dflash_drafter_config", tmp_path, args, check=check, diff=diff, check_rc=True)
 
 
 @pytest.fixture(scope="module")

@@ -6,35 +6,20 @@ flash-attn wheels in real venvs."""
 
 import json
 import os
-import subprocess
 import sys
 
 import pytest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", "..", "..", ".."))
-COLLECTIONS = os.path.join(ROOT, ".collections")
-MODULE = "ansible_collections.inference.gpu_host.plugins.modules.flash_attn_guard"
 
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "module_utils"))
 import _wheel_fixtures as wf  # noqa: E402  pylint: disable=wrong-import-position
+import _module_runner  # noqa: E402  pylint: disable=wrong-import-position
 
 
 def run_module(tmp_path, args, check=False, diff=False):
-    module_args = dict(args)
-    module_args["_ansible_check_mode"] = check
-    module_args["_ansible_diff"] = diff
-    args_file = tmp_path / ("args-%d.json" % len(list(tmp_path.glob("args-*.json"))))
-    args_file.write_text(json.dumps({"ANSIBLE_MODULE_ARGS": module_args}))
-    env = dict(os.environ, PYTHONPATH=COLLECTIONS)
-    proc = subprocess.run([sys.executable, "-m", MODULE, str(args_file)], env=env, cwd=str(tmp_path),
-                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True, timeout=120, check=False)
-    try:
-        result = json.loads(proc.stdout)
-    except ValueError:
-        raise AssertionError("module printed no JSON (rc %d): %s %s" % (proc.returncode, proc.stdout, proc.stderr))
-    assert (proc.returncode != 0) == bool(result.get("failed")), proc.stderr
-    return result
+    return _module_runner.run_module("flash_attn_guard", tmp_path, args, check=check, diff=diff, check_rc=True)
 
 
 @pytest.fixture(scope="session")

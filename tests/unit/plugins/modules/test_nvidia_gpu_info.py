@@ -4,19 +4,15 @@
 """nvidia_gpu_info run for real as a subprocess, with a small executable `nvidia-smi` first on
 PATH that prints a captured or reconstructed output and exits with nvidia-smi's exit code."""
 
-import json
 import os
 import shutil
-import subprocess
-import sys
 
 import pytest
+import _module_runner  # noqa: E402  pylint: disable=wrong-import-position
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", "..", "..", ".."))
-COLLECTIONS = os.path.join(ROOT, ".collections")
 SMI_DATA = os.path.join(ROOT, "tests", "unit", "plugins", "module_utils", "data", "nvidia_smi")
-MODULE = "ansible_collections.inference.gpu_host.plugins.modules.nvidia_gpu_info"
 SYSTEM_PATH = "/usr/bin:/bin"
 
 FAKE_SMI = """#!/bin/sh
@@ -44,17 +40,8 @@ def fake_smi(tmp_path, query, query_rc=0, plain="h200.smi.txt", plain_rc=0):
 def run_module(tmp_path, args, path=SYSTEM_PATH, check_mode=False):
     module_args = dict(args)
     module_args.setdefault("kernel_module_version_path", str(tmp_path / "no-such-version-file"))
-    if check_mode:
-        module_args["_ansible_check_mode"] = True
-    argsfile = tmp_path / "args.json"
-    argsfile.write_text(json.dumps({"ANSIBLE_MODULE_ARGS": module_args}))
-    env = dict(os.environ, PYTHONPATH=COLLECTIONS, PATH=path)
-    proc = subprocess.run([sys.executable, "-m", MODULE, str(argsfile)], stdout=subprocess.PIPE,
-                          stderr=subprocess.PIPE, env=env, cwd=str(tmp_path), check=False)
-    try:
-        return json.loads(proc.stdout.decode())
-    except ValueError:
-        pytest.fail("module printed no JSON (rc %s): %s %s" % (proc.returncode, proc.stdout, proc.stderr))
+    return _module_runner.run_module("nvidia_gpu_info", tmp_path, module_args, check=check_mode, env={"PATH": path},
+                                     args_name="args.json")
 
 
 def test_h200_captured(tmp_path):

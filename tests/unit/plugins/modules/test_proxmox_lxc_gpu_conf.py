@@ -5,18 +5,14 @@
 tmp_path, with /proc/devices and /proc/mounts taken from captured or reconstructed files."""
 
 import fcntl
-import json
 import os
-import subprocess
-import sys
 
 import pytest
+import _module_runner  # noqa: E402  pylint: disable=wrong-import-position
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", "..", "..", ".."))
-COLLECTIONS = os.path.join(ROOT, ".collections")
 DATA = os.path.join(ROOT, "tests", "unit", "plugins", "module_utils", "data")
-MODULE = "ansible_collections.inference.gpu_host.plugins.modules.proxmox_lxc_gpu_conf"
 
 
 def data(*parts):
@@ -66,19 +62,8 @@ def run_module(node, args, check_mode=False, diff=False):
         "proc_mounts": data("proc_mounts", "h200_unified.txt"),
     }
     module_args.update(args)
-    if check_mode:
-        module_args["_ansible_check_mode"] = True
-    if diff:
-        module_args["_ansible_diff"] = True
-    argsfile = node / "args.json"
-    argsfile.write_text(json.dumps({"ANSIBLE_MODULE_ARGS": module_args}))
-    env = dict(os.environ, PYTHONPATH=COLLECTIONS)
-    proc = subprocess.run([sys.executable, "-m", MODULE, str(argsfile)], stdout=subprocess.PIPE,
-                          stderr=subprocess.PIPE, env=env, cwd=str(node), check=False)
-    try:
-        return json.loads(proc.stdout.decode())
-    except ValueError:
-        pytest.fail("module printed no JSON (rc %s): %s %s" % (proc.returncode, proc.stdout, proc.stderr))
+    return _module_runner.run_module("proxmox_lxc_gpu_conf", node, module_args, check=check_mode, diff=diff,
+                                     args_name="args.json")
 
 
 def test_raw_apply_then_idempotent(node):

@@ -5,35 +5,19 @@
 
 from __future__ import absolute_import, division, print_function
 
-import json
 import os
-import subprocess
-import sys
 
 import pytest
+import _module_runner  # noqa: E402  pylint: disable=wrong-import-position
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(HERE))))
 LOGS = os.path.join(ROOT, "tests", "unit", "plugins", "module_utils", "data", "vllm_logs")
-MODULE = "ansible_collections.inference.gpu_host.plugins.modules.vllm_failure_cause"
 
 
 def run_module(tmp_path, args, env_extra=None, check_mode=False):
-    a = dict(args)
-    if check_mode:
-        a["_ansible_check_mode"] = True
-    argsfile = tmp_path / "args.json"
-    argsfile.write_text(json.dumps({"ANSIBLE_MODULE_ARGS": a}))
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.path.join(ROOT, ".collections")
-    env.update(env_extra or {})
-    proc = subprocess.run([sys.executable, "-m", MODULE, str(argsfile)], capture_output=True, text=True, env=env,
-                          timeout=120, check=False)
-    try:
-        return json.loads(proc.stdout)
-    except ValueError:
-        raise AssertionError("module printed no JSON (rc=%s)\nstdout: %s\nstderr: %s"
-                             % (proc.returncode, proc.stdout, proc.stderr))
+    return _module_runner.run_module("vllm_failure_cause", tmp_path, args, check=check_mode, env=env_extra,
+                                     args_name="args.json")
 
 
 def test_log_file_worker_value_error(tmp_path):

@@ -20,11 +20,11 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
+import _module_runner  # noqa: E402  pylint: disable=wrong-import-position
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(HERE))))
 LOGS = os.path.join(ROOT, "tests", "unit", "plugins", "module_utils", "data", "vllm_logs")
-MODULE = "ansible_collections.inference.gpu_host.plugins.modules.vllm_wait_ready"
 
 REAL_METRICS = """\
 # HELP vllm:spec_decode_num_drafts_total Number of spec decoding drafts.
@@ -121,22 +121,9 @@ def free_port():
 
 
 def run_module(tmp_path, args, check_mode=False, env_extra=None):
-    a = dict(args)
-    if check_mode:
-        a["_ansible_check_mode"] = True
-    argsfile = tmp_path / "args.json"
-    argsfile.write_text(json.dumps({"ANSIBLE_MODULE_ARGS": a}))
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.path.join(ROOT, ".collections")
-    env.update(env_extra or {})
     t0 = time.time()
-    proc = subprocess.run([sys.executable, "-m", MODULE, str(argsfile)], capture_output=True, text=True, env=env,
-                          timeout=120, check=False)
-    try:
-        res = json.loads(proc.stdout)
-    except ValueError:
-        raise AssertionError("module printed no JSON (rc=%s)\nstdout: %s\nstderr: %s"
-                             % (proc.returncode, proc.stdout, proc.stderr))
+    res = _module_runner.run_module("vllm_wait_ready", tmp_path, args, check=check_mode, env=env_extra,
+                                    args_name="args.json")
     res["_wall"] = time.time() - t0
     return res
 
