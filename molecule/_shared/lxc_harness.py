@@ -39,8 +39,12 @@ BASE_RECIPE = {
     "template": "debian",
     "release": "bookworm",
     "packages": ["systemd-sysv", "openssh-server", "python3", "iproute2", "dbus"],
-    "recipe_version": 2,
+    "recipe_version": 3,
+    # Addresses are given by the harness (lxc.net.0.ipv4.*), not by DHCP: a DHCP
+    # exchange with the host's dnsmasq is one more thing a CI firewall can drop.
+    "addressing": "static",
 }
+SUBNET_HOSTS = range(100, 250)
 
 
 def log(msg):
@@ -81,13 +85,26 @@ def state(name):
     return proc.stdout.strip() if proc.returncode == 0 else "ABSENT"
 
 
+def dnsmasq_alive():
+    try:
+        with open("/run/lxc/dnsmasq.pid") as fh:
+            os.kill(int(fh.read().strip()), 0)
+        return True
+    except (OSError, ValueError):
+        return False
+
+
 def ensure_host():
     """The machine may have no systemd: bring the LXC bridge up ourselves."""
     for tool in ("lxc-create", "lxc-copy", "lxc-attach", "debootstrap", "ssh-keygen"):
         if shutil.which(tool) is None:
             raise SystemExit("%s not found: apt-get install lxc debootstrap openssh-client" % tool)
-    if not os.path.isdir("/sys/class/net/lxcbr0"):
+    # A bridge left from an earlier start may have lost its NAT rules or dnsmasq
+    # (the containers' DNS forwarder): then start lxc-net again, from clean.
+    up = os.path.isdir("/sys/class/net/lxcbr0") and os.path.exists("/run/lxc/network_up")
+    if not (up and dnsmasq_alive()):
         log("starting the LXC bridge (lxc-net)")
+        run(["/usr/libexec/lxc/lxc-net", "stop", "force"], check=False)
         run(["/usr/libexec/lxc/lxc-net", "start"])
     if not os.path.exists(KEY):
         os.makedirs(STATE_DIR, exist_ok=True)
@@ -122,6 +139,10 @@ def ensure_base():
         with open(os.path.join(LXC_PATH, name, "config"), "a") as fh:
             # No AppArmor on this machine (test-host.md).
             fh.write("\nlxc.apparmor.profile = unconfined\n")
+        # LXC sets eth0's address and route before init (see create): ifupdown
+        # must not run a DHCP client over it.
+        with open(os.path.join(LXC_PATH, name, "rootfs/etc/network/interfaces"), "w") as fh:
+            fh.write("auto lo\niface lo inet loopback\n\niface eth0 inet manual\n")
         with open(marker, "w") as fh:
             json.dump(BASE_RECIPE, fh)
         log("base ready in %.0f s" % (time.time() - t0))
@@ -151,6 +172,60 @@ def wait_ssh(address, timeout=60):
     raise SystemExit("sshd in the container did not answer on %s:22 within %d s" % (address, timeout))
 
 
+def bridge_address():
+    out = run(["ip", "-4", "-o", "addr", "show", "dev", "lxcbr0"]).stdout.split()
+    return out[out.index("inet") + 1]  # e.g. 10.0.3.1/24
+
+
+def configured_address(name):
+    try:
+        with open(os.path.join(LXC_PATH, name, "config")) as fh:
+            for line in fh:
+                key, _, value = line.partition("=")
+                if key.strip() == "lxc.net.0.ipv4.address":
+                    return value.strip().split("/")[0]
+    except OSError:
+        pass
+    return ""
+
+
+def allocate_address(name):
+    """The lowest host number in the bridge's /24 that no container of ours holds."""
+    bridge = bridge_address().split("/")[0]
+    prefix = bridge.rsplit(".", 1)[0]
+    taken = {configured_address(other) for other in list_owned() if other != name}
+    for host in SUBNET_HOSTS:
+        candidate = "%s.%d" % (prefix, host)
+        if candidate not in taken and candidate != bridge:
+            return candidate, bridge
+    raise SystemExit("no free address left in %s.%d-%d" % (prefix, SUBNET_HOSTS[0], SUBNET_HOSTS[-1]))
+
+
+def nameservers(bridge):
+    # dnsmasq on the bridge forwards to the host's resolver; the host's own
+    # (non-loopback) resolvers are reachable through the bridge's NAT as well.
+    found = [bridge]
+    try:
+        with open("/etc/resolv.conf") as fh:
+            for line in fh:
+                parts = line.split()
+                if len(parts) >= 2 and parts[0] == "nameserver" and not parts[1].startswith(("127.", "::1")):
+                    found.append(parts[1])
+    except OSError:
+        pass
+    return found[:3]
+
+
+def diagnose(name):
+    """What a failed network setup needs a person to see (printed, never raised)."""
+    for cmd in (["ip", "-br", "addr"], ["pgrep", "-a", "dnsmasq"], ["lxc-info", "-n", name],
+                ["lxc-attach", "-n", name, "--clear-env", "--", "ip", "-br", "addr"],
+                ["lxc-attach", "-n", name, "--clear-env", "--", "ip", "route"],
+                ["lxc-attach", "-n", name, "--clear-env", "--", "systemctl", "--failed", "--no-legend"]):
+        proc = run(cmd, check=False, timeout=30)
+        log("$ %s\n%s%s" % (" ".join(cmd), proc.stdout or "", proc.stderr or ""))
+
+
 def destroy(name):
     if exists(name):
         run(["lxc-stop", "-k", "-n", name], check=False)
@@ -168,8 +243,13 @@ def create(instance, binds, extra_config, memory, reuse=False):
     # A crashed earlier run may have left this instance behind: start clean.
     destroy(name)
     run(["lxc-copy", "-n", base, "-N", name, "-s", "-B", "overlayfs"])
+    with locked("address"):
+        address, bridge = allocate_address(name)
+        with open(os.path.join(LXC_PATH, name, "config"), "a") as fh:
+            fh.write("\n# added by lxc_harness.py\n")
+            fh.write("lxc.net.0.ipv4.address = %s/24\n" % address)
+            fh.write("lxc.net.0.ipv4.gateway = %s\n" % bridge)
     with open(os.path.join(LXC_PATH, name, "config"), "a") as fh:
-        fh.write("\n# added by lxc_harness.py\n")
         for bind in binds:
             parts = bind.split(":")
             src, dst = parts[0], parts[1].lstrip("/")
@@ -195,10 +275,13 @@ def create(instance, binds, extra_config, memory, reuse=False):
         if status in ("", "offline", "unknown"):
             time.sleep(0.5)
     if status not in ("running", "degraded"):
+        diagnose(name)
         raise SystemExit("container %s did not settle: systemctl is-system-running says %r" % (name, status))
     if status == "degraded":
         failed = attach(name, ["systemctl", "--failed", "--no-legend", "--plain"], check=False).stdout
         log("%s is degraded; failed units: %s" % (name, failed.strip()))
+    resolv = "".join("nameserver %s\n" % ns for ns in nameservers(bridge)) + "options timeout:2 attempts:2\n"
+    attach(name, ["sh", "-c", "cat > /etc/resolv.conf"], input_text=resolv)
     result = describe(instance, name)
     log("%s up at %s in %.1f s (%s)" % (name, result["address"], time.time() - t0, status))
     return result
@@ -207,19 +290,25 @@ def create(instance, binds, extra_config, memory, reuse=False):
 def describe(instance, name):
     """Address and SSH access of a running container (the key is (re)authorized)."""
     address = ""
+    wanted = configured_address(name)
     deadline = time.time() + 60
     while time.time() < deadline:
         ips = [ip for ip in run(["lxc-info", "-n", name, "-iH"], check=False).stdout.split() if ip.count(".") == 3]
-        if ips:
-            address = ips[0]
+        if ips and (not wanted or wanted in ips):
+            address = wanted or ips[0]
             break
         time.sleep(0.5)
     if not address:
-        raise SystemExit("container %s got no IPv4 address on lxcbr0" % name)
+        diagnose(name)
+        raise SystemExit("container %s did not come up with its address %s on lxcbr0" % (name, wanted or "(DHCP)"))
     with open(KEY + ".pub") as fh:
         pub = fh.read()
     attach(name, ["sh", "-c", "umask 077; mkdir -p /root/.ssh && cat > /root/.ssh/authorized_keys"], input_text=pub)
-    wait_ssh(address)
+    try:
+        wait_ssh(address)
+    except SystemExit:
+        diagnose(name)
+        raise
     return {"instance": instance, "address": address, "user": "root", "port": 22, "identity_file": KEY}
 
 
