@@ -11,6 +11,8 @@ def _config(host):
 def test_weights_placed(host):
     f = host.file(DEST + "/model.safetensors")
     assert f.is_file and f.mode == 0o644
+    # Weights are checked in a staging file and renamed into place: none is left.
+    assert not host.file(DEST + "/.model.safetensors.staged").exists
 
 
 def test_config_derived(host):
