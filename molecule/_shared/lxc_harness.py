@@ -181,7 +181,7 @@ def configured_address(name):
     try:
         with open(os.path.join(LXC_PATH, name, "config")) as fh:
             for line in fh:
-                key, _, value = line.partition("=")
+                key, value = line.partition("=")[::2]
                 if key.strip() == "lxc.net.0.ipv4.address":
                     return value.strip().split("/")[0]
     except OSError:

@@ -5,9 +5,11 @@
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
+import hashlib
 import re
 
 from ansible.errors import AnsibleFilterError
+from ansible_collections.inference.gpu_host.plugins.module_utils.dflash import stale_ids_message
 from ansible_collections.inference.gpu_host.plugins.module_utils.gpu_facts import GpuFactsError, flash_attn_gate
 
 # flash_attn-2.8.3+cu12torch2.7cxx11abiFALSE-cp311-cp311-linux_x86_64.whl
@@ -53,7 +55,30 @@ def _systemd_exec(argv):
     return " ".join(_systemd_quote(a) for a in argv)
 
 
+def _file_fingerprint(files):
+    """One string for a set of files from find/stat results (path, size, mtime).
+
+    Multi-GB weights are never hashed on every run: a changed size or mtime is
+    what a copy, a re-download or an edit leaves behind.
+    """
+    rows = []
+    for entry in files or []:
+        try:
+            rows.append("%s\t%d\t%.6f" % (entry["path"], int(entry["size"]), float(entry["mtime"])))
+        except (KeyError, TypeError, ValueError):
+            raise AnsibleFilterError("file_fingerprint: each entry needs path, size and mtime (got %r)" % (entry,))
+    return "sha256:" + hashlib.sha256("\n".join(sorted(rows)).encode("utf-8")).hexdigest()
+
+
+def _dflash_stale_ids(config, vllm_version):
+    """The drift check's message when a drafter config.json was written for another vLLM, else ''."""
+    if not isinstance(config, dict):
+        raise AnsibleFilterError("dflash_stale_ids: expected the parsed config.json (a dict), got %s" % type(config).__name__)
+    return stale_ids_message(config, str(vllm_version)) or ""
+
+
 class FilterModule(object):
     def filters(self):
         return {"flash_attn_gate": _flash_attn_gate, "wheel_tags": _wheel_tags,
-                "systemd_quote": _systemd_quote, "systemd_exec": _systemd_exec}
+                "systemd_quote": _systemd_quote, "systemd_exec": _systemd_exec,
+                "file_fingerprint": _file_fingerprint, "dflash_stale_ids": _dflash_stale_ids}
