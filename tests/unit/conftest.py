@@ -13,3 +13,18 @@ try:
 except ImportError:
     _ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     sys.path.insert(0, os.path.join(_ROOT, ".collections"))
+
+# Property-based tests (Hypothesis) run with a fixed budget and no randomness
+# between runs, so the unit stage's time and verdict do not drift: the profile
+# "unit" (default) tries a fixed number of examples per property, derived from
+# the test's name. HYPOTHESIS_PROFILE=deep explores more when hunting.
+try:
+    from hypothesis import HealthCheck, settings
+
+    settings.register_profile(
+        "unit", max_examples=150, derandomize=True, deadline=None, database=None,
+        suppress_health_check=[HealthCheck.too_slow])
+    settings.register_profile("deep", max_examples=5000, deadline=None)
+    settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "unit"))
+except ImportError:  # pragma: no cover - hypothesis is in the dev lock
+    pass
