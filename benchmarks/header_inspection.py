@@ -8,7 +8,7 @@ Three ways of learning a safetensors checkpoint's tensor names, shapes and dtype
   full load  safetensors.numpy.load_file(path): every tensor in memory (files up to --max-load)
 
 The files are DFlash-drafter-like: the 58 tensor names of a 5-layer DFlash v1
-drafter (fc, hidden_norm, norm, layers.N.*; shared/reference/dflash.md) with the
+drafter (fc, hidden_norm, norm, layers.N.*; docs/dflash.md) with the
 Qwen3.6-27B-DFlash proportions (fc [H, 5H], 32 heads, 8 KV heads, FFN ~3.4 H),
 H and the FFN width scaled so that the data region reaches the target size. The
 tensor count (and so the header) stays the same at every size: what varies is
@@ -58,7 +58,7 @@ DEFAULT_SIZES = "1M,10M,100M,1G,10G,60G"
 # The header readers do not care; the byte counts are the same.
 DTYPE, ELEM = "F16", 2
 
-# Qwen3.6-27B-DFlash (shared/reference/dflash.md): 5 layers, 5 captured features,
+# Qwen3.6-27B-DFlash (docs/dflash.md): 5 layers, 5 captured features,
 # 32 heads x 128, 8 KV heads, H 5120, FFN 17408.
 LAYERS, FEATURES, HEADS, KV_HEADS = 5, 5, 32, 8
 HD_PER_H = 128 / 5120.0

@@ -2,7 +2,7 @@
 
 ansible-test bootstraps pip into each sanity venv by downloading get-pip from
 its own CI host, which networks limited to the package registries cannot reach
-(../shared/reference/test-host.md). It first looks for
+(measured on the CPU test host). It first looks for
 ~/.ansible/test/cache/get_pip_<version>.py: scripts/bootstrap.sh puts this file
 there. Like get-pip it installs the bundled pip (ensurepip) and then runs
 ``pip install`` with the arguments it was given.

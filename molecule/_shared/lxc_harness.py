@@ -11,7 +11,7 @@ Run as root on the test machine (the controller). Stdlib only.
   lxc_harness.py destroy NAME              stop and remove the clone (the base stays)
   lxc_harness.py list                      containers this harness owns
 
-Facts this relies on were measured on this machine: ../shared/reference/test-host.md
+Facts this relies on were measured on this machine: docs/hosts.md
 (bridge started by hand, no AppArmor, base 52 s, overlayfs clone 0.3 s).
 """
 
@@ -137,7 +137,7 @@ def ensure_base():
              "-r", BASE_RECIPE["release"], "--packages=" + ",".join(BASE_RECIPE["packages"])],
             capture=True, timeout=1800)
         with open(os.path.join(LXC_PATH, name, "config"), "a") as fh:
-            # No AppArmor on this machine (test-host.md).
+            # No AppArmor on this machine (measured here).
             fh.write("\nlxc.apparmor.profile = unconfined\n")
         # LXC sets eth0's address and route before init (see create): ifupdown
         # must not run a DHCP client over it.

@@ -7,7 +7,7 @@ __metaclass__ = type
 # DFlash v1 drafter config derivation: everything the tensors can tell comes
 # from the safetensors header, the rest from a drafter profile (a small table of
 # published drafters), the target's config.json, or explicit overrides — never
-# from a guess. Facts: shared/reference/dflash.md (z-lab/dflash dflash/model.py,
+# from a guess. Facts and their sources: docs/dflash.md (z-lab/dflash dflash/model.py,
 # SGLang dflash_utils.py, the vLLM wheels 0.19.0-0.29.0).
 #
 # Public API (plain Python, stdlib only; every failure a DflashConfigError):
@@ -65,7 +65,8 @@ TORCH_DTYPES = {"BF16": "bfloat16", "F16": "float16", "F32": "float32"}
 # published DFlash drafters for Qwen3.5/3.6 carry only rope_type + rope_theta.
 TARGET_ONLY_ROPE_KEYS = ("mrope_section", "mrope_interleaved", "partial_rotary_factor")
 
-_SOURCE_DFLASH_MD = "shared/reference/dflash.md"
+# Where the profiles' values come from (published configs; see docs/dflash.md).
+_SOURCE_DFLASH_MD = "published config (third-party copy), inference.gpu_host docs/dflash.md"
 
 # Published drafters. "signature" is matched against the shapes read from the
 # drafter (and the target's layer count); "values" are what the tensors cannot

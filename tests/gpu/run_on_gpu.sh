@@ -169,7 +169,7 @@ step_setup() {
     cmd setup-versions bash -c "'$AVENV/bin/ansible-playbook' --version; '$VENV/bin/python' -m pip list --disable-pip-version-check 2>/dev/null \
         | grep -iE '^(vllm|torch|transformers|tokenizers|flashinfer-python|triton|flash)[ -]'"
     tail -n +2 "$OUT_DIR/setup-versions.txt" | tee -a "$SUMMARY"
-    cmd setup-tiny-models "$PYTHON" "$REPO/tests/fixtures/make_tiny_models.py" \
+    cmd setup-tiny-models "$PYTHON" "$REPO/playbooks/files/make_tiny_models.py" \
         --target "$TINY/target" --drafter "$TINY/drafter/model.safetensors"
 }
 

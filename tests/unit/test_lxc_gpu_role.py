@@ -29,7 +29,7 @@ def test_every_default_is_documented_and_every_option_has_a_default():
 
 @pytest.mark.parametrize("name", sorted(SPEC))
 def test_documented_default_equals_the_real_one(name):
-    # argument_specs defaults do not set variables (ansible-conventions.md): they must say what defaults/main.yml sets.
+    # argument_specs defaults do not set variables: they must say what defaults/main.yml sets.
     assert SPEC[name].get("default") == DEFAULTS[name], name
 
 

@@ -1,6 +1,6 @@
 """Every role's defaults/main.yml and meta/argument_specs.yml describe the same variables.
 
-argument_specs defaults do not set variables (ansible-conventions.md): the two
+argument_specs defaults do not set variables (Ansible applies only defaults/main.yml): the two
 files must be kept in sync by hand, and this test is what keeps them honest.
 """
 import os

@@ -35,12 +35,12 @@ DTYPE_BYTES = {"BF16": 2, "F16": 2, "F32": 4, "F64": 8, "I8": 1, "U8": 1, "BOOL"
                "I32": 4, "U32": 4, "I64": 8, "U64": 8, "C64": 8, "F8_E4M3": 1, "F8_E5M2": 1, "F8_E8M0": 1,
                "F8_E4M3FNUZ": 1, "F8_E5M2FNUZ": 1}
 
-# ct129's drafter (shared/reference/dflash.md): 64-layer target, H 5120, 5 layers,
+# ct129's drafter (docs/dflash.md): 64-layer target, H 5120, 5 layers,
 # 32 heads x 128, 8 KV heads, FFN 17408, K = 5.
 SEED = dict(hidden=5120, k=5, layers=5, heads=32, kv_heads=8, head_dim=128, intermediate=17408)
 # Qwen3-8B-DFlash-b16: 58 tensors = 3 + 11 x 5 layers, target Qwen3-8B (36 layers, H 4096).
 QWEN3_8B = dict(hidden=4096, k=5, layers=5, heads=32, kv_heads=8, head_dim=128, intermediate=12288)
-# Scaled down, the shapes test-host.md serves in real vLLM: hidden 256, fc [256, 512].
+# Scaled down, the shapes the CPU test host serves in real vLLM: hidden 256, fc [256, 512].
 TINY = dict(hidden=256, k=2, layers=2, heads=4, kv_heads=2, head_dim=64, intermediate=512)
 
 

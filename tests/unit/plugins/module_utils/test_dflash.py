@@ -24,7 +24,7 @@ from ansible_collections.inference.gpu_host.plugins.module_utils.safetensors_hea
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import _dflash_fixtures as fx  # noqa: E402  pylint: disable=wrong-import-position
 
-# "Keys vLLM needs" (shared/reference/dflash.md), plus what we always add.
+# "Keys vLLM reads" (docs/dflash.md), plus what we always add.
 VLLM_KEYS = ("architectures", "model_type", "hidden_size", "num_hidden_layers", "num_attention_heads",
              "num_key_value_heads", "head_dim", "intermediate_size", "hidden_act", "rms_norm_eps",
              "max_position_embeddings", "rope_theta", "rope_scaling", "rope_parameters", "vocab_size",
