@@ -13,7 +13,7 @@ echo "built $(basename "$tarball") ($(du -h "$tarball" | cut -f1), $(tar tzf "$t
 # ships (galaxy.yml build_ignore); every path a shipped playbook or role needs does.
 banned='^(tests|molecule|benchmarks|\.ci|\.venv|\.cache|\.collections|\.hypothesis|changelogs/fragments)/'
 banned+='|^(ansible\.cfg|pytest\.ini|requirements-dev\.(in|txt)|BENCHMARKS\.md|site\.yml|ct129)$'
-banned+='|(^|/)(__pycache__/|[^/]*\.pyc$)|^scripts/(bootstrap|build-check|lock-vllm|run-local|sanity|test-all)\.sh$'
+banned+='|(^|/)(__pycache__/|[^/]*\.pyc$)|^scripts/(bootstrap|build-check|lock-vllm|role-docs|run-local|sanity|test-all)\.sh$'
 shipped="$(tar tzf "$tarball" | sed 's#^\./##')"
 if bad="$(grep -E "$banned" <<<"$shipped")"; then
   echo "the tarball ships what build_ignore should leave out:"; echo "$bad" | head -20; exit 1
@@ -21,6 +21,17 @@ fi
 for need in README.md LICENSE meta/runtime.yml playbooks/site.yml playbooks/drift.yml \
             playbooks/files/make_tiny_models.py scripts/drift_check.py docs/README.md; do
   grep -qx "$need" <<<"$shipped" || { echo "the tarball lacks $need"; exit 1; }
+done
+# Role READMEs carry their variables generated from meta/argument_specs.yml (aar-doc):
+# regenerate them in a copy and fail when a checked-in README is stale.
+mkdir -p "$TMP/roles"; cp "$ROOT/galaxy.yml" "$TMP/galaxy.yml"   # aar-doc names roles by FQCN from it
+for role in "$ROOT"/roles/*/; do
+  name="$(basename "$role")"; cp -r "$role" "$TMP/roles/$name"
+  aar-doc "$TMP/roles/$name" markdown >/dev/null
+  if ! cmp -s "$TMP/roles/$name/README.md" "$role/README.md"; then
+    echo "roles/$name/README.md is stale: run 'aar-doc roles/$name markdown' (or scripts/role-docs.sh)"
+    diff -u "$role/README.md" "$TMP/roles/$name/README.md" | head -20; exit 1
+  fi
 done
 cd "$TMP"   # away from the clone and its ansible.cfg / .collections link
 printf "[defaults]\ncollections_path = %s\n[inventory]\nignore_patterns = ^files$\n" "$TMP/collections" > "$TMP/ansible.cfg"

@@ -3,7 +3,8 @@
 #   scripts/lock-vllm.sh OUT.lock.txt 'vllm==0.20.1' [more requirements...]
 # Resolved for the managed nodes' platform (Debian bookworm: CPython 3.11,
 # x86_64 manylinux_2_28). flash-attn is not in the lock: it is built or taken
-# from a wheelhouse after torch (see roles/python_env/README.md).
+# from a wheelhouse after torch (python_env_flash_attn_wheel, python_env_find_links
+# and python_env_flash_attn_source_build in roles/python_env/README.md).
 set -euo pipefail
 out="$1"; shift
 tmp="$(mktemp)"; trap 'rm -f "$tmp"' EXIT

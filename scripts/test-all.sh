@@ -32,7 +32,7 @@ molecule_test() {
 }
 for s in $STAGES; do
   case "$s" in
-    lint) stage lint ansible-lint --profile production ;;
+    lint) stage lint bash -c 'ansible-lint --profile production && antsibull-changelog lint' ;;
     sanity) stage sanity bash scripts/sanity.sh ;;
     unit) stage unit pytest -q -p no:cacheprovider tests/unit ;;
     build) stage build bash scripts/build-check.sh ;;
