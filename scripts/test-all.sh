@@ -7,22 +7,31 @@
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
+T_START=$SECONDS
 bash scripts/bootstrap.sh || { echo "bootstrap failed"; exit 1; }
+echo "bootstrap: $((SECONDS-T_START)) s"
 export PATH="$ROOT/.venv/bin:$PATH"
 export ANSIBLE_COLLECTIONS_PATH="$ROOT/.collections"
 export UV_NATIVE_TLS=1
 
 STAGES="${IGH_STAGES:-lint sanity build unit inventory molecule}"
 SCENARIOS="${IGH_SCENARIOS:-$(cat molecule/ORDER)}"
-passed=0; failed=0; failed_names=()
+passed=0; failed=0; failed_names=(); times=()
+LOGS="$ROOT/.cache/test-logs"; mkdir -p "$LOGS"
 stage() {
+  # Every stage's output goes to the console and to its log; a failed stage's
+  # log tail is printed again at its end, so the reason is next to the verdict.
   local name="$1"; shift
   echo; echo "=================== $name"
-  local t0=$SECONDS
-  if "$@"; then passed=$((passed+1)); echo "=== $name: ok ($((SECONDS-t0)) s)";
-  else failed=$((failed+1)); failed_names+=("$name"); echo "=== $name: FAILED ($((SECONDS-t0)) s)"; fi
+  local t0=$SECONDS rc
+  "$@" 2>&1 | tee "$LOGS/stage-$name.log"; rc=${PIPESTATUS[0]}
+  if [ "$rc" -eq 0 ]; then passed=$((passed+1)); echo "=== $name: ok ($((SECONDS-t0)) s)";
+  else
+    failed=$((failed+1)); failed_names+=("$name")
+    echo "=== $name: FAILED ($((SECONDS-t0)) s); the last lines of its log:"; tail -n 40 "$LOGS/stage-$name.log" | sed 's/^/  | /'
+  fi
+  times+=("$(printf '%-24s %5d s' "$name" $((SECONDS-t0)))")
 }
-LOGS="$ROOT/.cache/test-logs"; mkdir -p "$LOGS"
 molecule_test() {
   # Molecule's own exit status, and also its log: a failed action must never pass.
   molecule test -s "$1" 2>&1 | tee "$LOGS/molecule-$1.log"
@@ -42,6 +51,8 @@ for s in $STAGES; do
   esac
 done
 echo
+echo "stage times:"; printf '  %s\n' "${times[@]}"
+echo "total: $((SECONDS-T_START)) s ($(( (SECONDS-T_START)/60 )) min), bootstrap included"
 [ "$failed" -eq 0 ] || echo "failed stages: ${failed_names[*]}"
 echo "stages: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
