@@ -11,7 +11,7 @@ tarball="$(ls "$TMP"/dist/inference-gpu_host-*.tar.gz)"
 echo "built $(basename "$tarball") ($(du -h "$tarball" | cut -f1), $(tar tzf "$tarball" | wc -l) entries)"
 # A lean tarball: nothing of the repo's own testing, benchmarking or dev set-up
 # ships (galaxy.yml build_ignore); every path a shipped playbook or role needs does.
-banned='^(tests|molecule|benchmarks|\.ci|\.venv|\.cache|\.collections|\.hypothesis|changelogs/fragments)/'
+banned='^(tests|molecule|benchmarks|\.config|\.ci|\.venv|\.cache|\.collections|\.hypothesis|changelogs/fragments)/'
 banned+='|^(ansible\.cfg|pytest\.ini|requirements-dev\.(in|txt)|BENCHMARKS\.md|site\.yml|ct129)$'
 banned+='|(^|/)(__pycache__/|[^/]*\.pyc$)|^scripts/(bootstrap|build-check|lock-vllm|role-docs|run-local|sanity|test-all)\.sh$'
 shipped="$(tar tzf "$tarball" | sed 's#^\./##')"
