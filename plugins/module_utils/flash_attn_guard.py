@@ -11,26 +11,33 @@ __metaclass__ = type
 # GPU) and flash-attn-4 (only flash_attn/cute/). With flash-attn-4 alone, vLLM
 # dies with "No module named 'flash_attn.ops'"; after `pip uninstall
 # flash-attn-4` an empty site-packages/flash_attn/ stays behind, Python resolves
-# it as a namespace package, and vLLM fails the same way (shared/reference/
-# gpu-host.md). Importing flash_attn raises on a host without CUDA, so this code
+# it as a namespace package, and vLLM fails the same way (docs/flash-attn.md). Importing flash_attn raises on a host without CUDA, so this code
 # never imports it: it reads every dist-info's RECORD (egg-info's
 # installed-files.txt; top_level.txt as a claim) and walks the directory.
+#
+# Removal runs as root on files a broken or hostile RECORD names, so it is
+# bounded (see plan_removal): only regular files and symlinks whose resolved
+# location is under site-packages/flash_attn/ or in the offender's own
+# dist-info are deleted, directories only by rmdir once empty, and a RECORD
+# line outside those bounds makes the whole removal fail before anything is
+# deleted.
 #
 # Runs on the managed node with the SYSTEM Python and the stdlib only.
 
 import base64
 import csv
+import errno
 import hashlib
+import io
 import os
 import posixpath
 import re
-import shutil
+import stat
 
 from ansible_collections.inference.gpu_host.plugins.module_utils.venv_lock import (
     VenvLockError,
     canonicalize_name,
     find_site_packages,
-    read_metadata_headers,
 )
 
 PACKAGE = "flash_attn"
@@ -39,8 +46,22 @@ EXPECTED_NAME = "flash-attn"
 POLICIES = ("remove", "fail", "report")
 STATES = ("ok", "absent", "conflict")
 
+# Real RECORDs are a few hundred KB (torch's: ~2 MB); the bounds only keep a
+# garbage file from eating the node's memory.
+MAX_LIST_BYTES = 64 * 1024 * 1024
+MAX_HEADER_BYTES = 1024 * 1024
+MAX_FIELD = 4096  # PATH_MAX: no real path or hash is longer
+RECORD_HASHES = ("sha256", "sha384", "sha512")  # what the wheel spec allows
+MAX_SHOWN = 20
+
+UNLINK_FILE = "unlink_file"
+UNLINK_SYMLINK = "unlink_symlink"
+RMDIR = "rmdir_if_empty"
+
 _PYC_RE = re.compile(r"^(?P<stem>[^.]+)\.[^.]+(?:\.opt-\d+)?\.pyc$")
 _MAJOR_RE = re.compile(r"^\s*v?(?:\d+!)?(\d+)")
+# name-version[-pyX.Y][-platform].dist-info / .egg-info: the name has no '-' in an installed dist-info
+_DIST_DIR_RE = re.compile(r"^(?P<name>[^-]+)-(?P<version>[^-]+?)(?:-py[^-]*)?(?:-[^-]+)?\.(?:dist|egg)-info$")
 
 
 class FlashAttnGuardError(RuntimeError):
@@ -64,44 +85,155 @@ def _in_package(rel):
     return rel == PACKAGE or rel.startswith(PACKAGE + "/")
 
 
-def _read_file_list(dist_path, site):
-    """(entries, kind) of a distribution: [(rel path, hash or '')], 'RECORD'/'installed-files.txt'/None.
+def _within(path, top):
+    """Whether ``path`` lies strictly below directory ``top`` (both absolute and normalised)."""
+    return path.startswith(top.rstrip(os.sep) + os.sep)
 
-    Paths are made relative to site-packages in posix form (RECORD paths already
-    are; installed-files.txt paths are relative to the egg-info directory).
+
+def _strerror(exc):
+    return exc.strerror or str(exc)
+
+
+# ---------------------------------------------------------------------------
+# reading metadata files: bounded, regular files only (a FIFO would block the
+# read, /dev/zero would never end), and every failure a FlashAttnGuardError
+
+def _too_large(path, what, limit):
+    return FlashAttnGuardError("%s %s is larger than %s: not a file list an installer wrote"
+                               % (what, path, "%d MiB" % (limit >> 20) if limit >= 1 << 20 else "%d bytes" % limit))
+
+
+def _read_bytes(path, what, limit, whole=False):
+    """Up to ``limit`` + 1 bytes of a regular file; with ``whole``, a larger file is an error."""
+    try:
+        info = os.stat(path)
+    except OSError as exc:
+        raise FlashAttnGuardError("cannot read %s %s: %s" % (what, path, _strerror(exc)))
+    if not stat.S_ISREG(info.st_mode):
+        raise FlashAttnGuardError("%s %s is not a regular file" % (what, path))
+    if whole and info.st_size > limit:
+        raise _too_large(path, what, limit)
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read(limit + 1)
+    except (IOError, OSError) as exc:
+        raise FlashAttnGuardError("cannot read %s %s: %s" % (what, path, _strerror(exc)))
+    return data
+
+
+def _read_text(path, what):
+    """A whole file list (RECORD, installed-files.txt) as text: at most MAX_LIST_BYTES of UTF-8, no NUL."""
+    data = _read_bytes(path, what, MAX_LIST_BYTES, whole=True)
+    if len(data) > MAX_LIST_BYTES:  # grew while being read
+        raise _too_large(path, what, MAX_LIST_BYTES)
+    if b"\0" in data:
+        raise FlashAttnGuardError("%s %s is binary (it holds NUL bytes), not a file list" % (what, path))
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise FlashAttnGuardError("%s %s is not UTF-8 text (bad byte at offset %d)" % (what, path, exc.start))
+
+
+def _check_fields(fields, path, what, line):
+    for field in fields:
+        if len(field) > MAX_FIELD:
+            raise FlashAttnGuardError("%s %s line %d has a field of %d characters (at most %d expected): "
+                                      "not a file list an installer wrote" % (what, path, line, len(field), MAX_FIELD))
+
+
+def _read_record(path):
+    """[(path, hash)] of a RECORD (csv: path,hash,size)."""
+    text = _read_text(path, "RECORD")
+    rows = []
+    reader = csv.reader(io.StringIO(text, newline=""))
+    try:
+        for row in reader:
+            if len(row) > 3:
+                raise FlashAttnGuardError("RECORD %s line %d has %d fields (path,hash,size expected)"
+                                          % (path, reader.line_num, len(row)))
+            _check_fields(row, path, "RECORD", reader.line_num)
+            if row and row[0]:
+                rows.append((row[0], row[1] if len(row) > 1 else ""))
+    except csv.Error as exc:
+        raise FlashAttnGuardError("RECORD %s line %d is not valid CSV: %s" % (path, reader.line_num, exc))
+    return rows
+
+
+def _read_installed_files(path):
+    rows = []
+    for number, line in enumerate(_read_text(path, "installed-files.txt").splitlines(), 1):
+        _check_fields([line], path, "installed-files.txt", number)
+        if line.strip():
+            rows.append((line.strip(), ""))
+    return rows
+
+
+def _read_head(path, what):
+    """The first MAX_HEADER_BYTES of a small metadata file as text ('' when it cannot be read)."""
+    try:
+        return _read_bytes(path, what, MAX_HEADER_BYTES)[:MAX_HEADER_BYTES].decode("utf-8", "replace")
+    except FlashAttnGuardError:
+        return ""
+
+
+def _metadata_headers(path):
+    """Name/Version (and other single headers) of METADATA/PKG-INFO; {} when missing or unreadable."""
+    headers = {}
+    for line in _read_head(path, "METADATA").splitlines():
+        if not line.strip():
+            break  # the long description after the first blank line is not needed
+        if line[:1] in (" ", "\t"):
+            continue
+        key, sep, val = line.partition(":")
+        if sep and key.lower() not in headers:
+            headers[key.lower()] = val.strip()
+    return headers
+
+
+def _top_level(dist_path):
+    text = _read_head(os.path.join(dist_path, "top_level.txt"), "top_level.txt")
+    return set(line.strip().replace("/", ".").split(".")[0] for line in text.splitlines() if line.strip())
+
+
+def _identity(entry, dist_path):
+    """(raw name, version) from METADATA, else from the directory name (flash_attn-2.8.3.dist-info).
+
+    A dist-info whose METADATA is lost must still be recognised as flash-attn 2.x: taken for an
+    unknown version it would be uninstalled as an offender.
+    """
+    headers = _metadata_headers(os.path.join(dist_path, "METADATA" if entry.endswith(".dist-info") else "PKG-INFO"))
+    match = _DIST_DIR_RE.match(entry)
+    raw = headers.get("name") or (match.group("name") if match else entry.rsplit("-", 1)[0])
+    version = headers.get("version") or (match.group("version") if match else "") or "unknown"
+    return raw, version
+
+
+def _read_file_list(dist_path, site):
+    """(entries, kind) of a distribution: [(raw path, rel path, hash)], 'RECORD'/'installed-files.txt'/None.
+
+    ``raw`` is the path as listed, made relative to site-packages (installed-files.txt
+    paths are relative to the egg-info directory) but not normalised: ``..`` after a
+    symlink is resolved on disk, not on the string. ``rel`` is its normalised posix form.
+    Raises FlashAttnGuardError for a file list that exists but cannot be read.
     """
     record = os.path.join(dist_path, "RECORD")
-    entries = []
-    if os.path.isfile(record):
-        with open(record, "r", encoding="utf-8", errors="replace", newline="") as handle:
-            for row in csv.reader(handle):
-                if row and row[0]:
-                    entries.append((_norm_rel(row[0], site), row[1] if len(row) > 1 else ""))
-        return entries, "RECORD"
-    installed = os.path.join(dist_path, "installed-files.txt")
-    if os.path.isfile(installed):
-        base = os.path.relpath(dist_path, site).replace(os.sep, "/")
-        with open(installed, "r", encoding="utf-8", errors="replace") as handle:
-            for line in handle:
-                line = line.strip()
-                if line:
-                    entries.append((_norm_rel(posixpath.join(base, line), site), ""))
-        return entries, "installed-files.txt"
-    return entries, None
+    if os.path.lexists(record):
+        rows, kind = _read_record(record), "RECORD"
+    else:
+        installed = os.path.join(dist_path, "installed-files.txt")
+        if not os.path.lexists(installed):
+            return [], None
+        base = os.path.basename(dist_path)
+        rows = [(line if os.path.isabs(line) else posixpath.join(base, line), digest)
+                for line, digest in _read_installed_files(installed)]
+        kind = "installed-files.txt"
+    return [(raw, _norm_rel(raw, site), digest) for raw, digest in rows], kind
 
 
 def _norm_rel(path, site):
     if os.path.isabs(path):
         path = os.path.relpath(path, site)
     return posixpath.normpath(path.replace(os.sep, "/"))
-
-
-def _top_level(dist_path):
-    try:
-        with open(os.path.join(dist_path, "top_level.txt"), "r", encoding="utf-8", errors="replace") as handle:
-            return set(line.strip().replace("/", ".").split(".")[0] for line in handle if line.strip())
-    except (IOError, OSError):
-        return set()
 
 
 def _hash_matches(path, expected):
@@ -119,18 +251,25 @@ def _hash_matches(path, expected):
     return base64.urlsafe_b64encode(hasher.digest()).decode("ascii").rstrip("=") == digest
 
 
-class Owner(object):
-    """One installed distribution that owns (or claims) files of flash_attn."""
+class Distribution(object):
+    """One dist-info/egg-info directory of site-packages and the paths its file list names."""
 
-    def __init__(self, name, raw_name, version, path, entries, list_kind, expected):
-        self.name = name
-        self.raw_name = raw_name
-        self.version = version
+    def __init__(self, path, entries, list_kind):
         self.path = path
         self.entries = entries
         self.list_kind = list_kind
+        self.paths = set(rel for _raw, rel, _hash in entries)
+
+
+class Owner(Distribution):
+    """One installed distribution that owns (or claims) files of flash_attn."""
+
+    def __init__(self, name, raw_name, version, path, entries, list_kind, expected):
+        super(Owner, self).__init__(path, entries, list_kind)
+        self.name = name
+        self.raw_name = raw_name
+        self.version = version
         self.expected = expected
-        self.paths = set(rel for rel, _hash in entries)
         self.package_paths = sorted(rel for rel in self.paths if _in_package(rel))
 
     def label(self):
@@ -154,6 +293,7 @@ class Inspection(object):
         self.venv = venv
         self.site = site
         self.expected_major = expected_major
+        self.distributions = []  # every dist-info/egg-info of site-packages, owners included
         self.owners = []
         self.good = []
         self.offenders = []
@@ -255,17 +395,14 @@ def _pth_locations(site):
     except (IOError, OSError):
         return found
     for name in names:
-        try:
-            with open(os.path.join(site, name), "r", encoding="utf-8", errors="replace") as handle:
-                lines = handle.read().splitlines()
-        except (IOError, OSError):
-            continue
-        for line in lines:
+        for line in _read_head(os.path.join(site, name), ".pth file").splitlines():
             line = line.strip()
             if not line or line.startswith("#") or line.startswith("import ") or line.startswith("import\t"):
                 continue
             directory = os.path.normpath(os.path.join(site, line))
             candidate = os.path.join(directory, PACKAGE)
+            if "\0" in candidate or len(candidate) > MAX_FIELD:
+                continue  # not a path Python could add either
             if directory != os.path.normpath(site) and os.path.lexists(candidate) and candidate not in found:
                 found.append(candidate)
     return found
@@ -293,6 +430,10 @@ def inspect_venv(venv, expected_major=2):
     ships 20 of the same flash_attn/cute/ paths), ``problems`` (sentences),
     ``other_locations`` (flash_attn found through the venv's .pth files; not
     managed here).
+
+    Raises FlashAttnGuardError naming the file when any distribution's RECORD or
+    installed-files.txt cannot be read (without every file list, who owns what is
+    unknown).
     """
     if not isinstance(expected_major, int) or isinstance(expected_major, bool) or expected_major < 1:
         raise FlashAttnGuardError("expected_major must be a positive integer, got %r" % (expected_major,))
@@ -309,15 +450,15 @@ def inspect_venv(venv, expected_major=2):
         if not os.path.isdir(path):
             continue
         file_list, kind = _read_file_list(path, site)
-        in_package = any(_in_package(rel) for rel, _hash in file_list)
+        in_package = any(_in_package(rel) for _raw, rel, _hash in file_list)
         if not in_package and PACKAGE not in _top_level(path):
+            result.distributions.append(Distribution(path, file_list, kind))
             continue
-        headers = read_metadata_headers(os.path.join(path, "METADATA" if entry.endswith(".dist-info") else "PKG-INFO"))
-        raw = headers.get("name") or entry.rsplit("-", 1)[0]
-        version = headers.get("version") or "unknown"
+        raw, version = _identity(entry, path)
         name = canonicalize_name(raw)
         expected = name == EXPECTED_NAME and _major(version) == expected_major and kind is not None
         result.owners.append(Owner(name, raw, version, path, file_list, kind, expected))
+        result.distributions.append(result.owners[-1])
     result.good = [o for o in result.owners if o.expected]
     result.offenders = [o for o in result.owners if not o.expected]
 
@@ -353,7 +494,7 @@ def inspect_venv(venv, expected_major=2):
                               + [f for f in unowned if not any(f.startswith(d + "/") for d in leftover_dirs)])
 
     for owner in result.good:
-        for rel, digest in owner.entries:
+        for _raw, rel, digest in owner.entries:
             if not _in_package(rel) or rel.endswith(".pyc"):
                 continue
             path = os.path.join(site, rel)
@@ -374,103 +515,400 @@ def describe(inspection):
     if inspection.state == "ok":
         owner = inspection.good[0]
         return "flash_attn in venv %s is owned by %s alone, with %s" % (inspection.venv, owner.label(), ROTARY)
-    return "flash_attn in venv %s (%s) is in conflict: %s" % (inspection.venv, inspection.site, "; ".join(inspection.problems))
+    return "flash_attn in venv %s (%s) is in conflict: %s" % (inspection.venv, inspection.site,
+                                                               "; ".join(inspection.problems))
+
+
+# ---------------------------------------------------------------------------
+# removal: a plan of resolved paths, checked against fixed bounds, then carried
+# out step by step with each path checked again right before it is deleted
+
+def _mode_kind(mode):
+    if stat.S_ISLNK(mode):
+        return "symlink"
+    if stat.S_ISDIR(mode):
+        return "dir"
+    if stat.S_ISREG(mode):
+        return "file"
+    return "other"  # fifo, socket, device: nothing an installer writes
+
+
+def _kind(path):
+    """'file', 'symlink', 'dir', 'other' or 'missing' for a path, never following its last component."""
+    try:
+        return _mode_kind(os.lstat(path).st_mode)
+    except OSError as exc:
+        if exc.errno in (errno.ENOENT, errno.ENOTDIR):
+            return "missing"
+        raise
+
+
+def _venv_root(inspection):
+    """The venv directory (site-packages itself when the venv was given as that and has no pyvenv.cfg above)."""
+    site = os.path.normpath(inspection.site)
+    if os.path.normpath(inspection.venv) != site:
+        return inspection.venv
+    root = os.path.dirname(os.path.dirname(os.path.dirname(site)))
+    return root if os.path.isfile(os.path.join(root, "pyvenv.cfg")) else site
+
+
+def _ancestors(path, top):
+    """Directories from ``path``'s parent up to ``top`` included (``path`` below ``top``)."""
+    directory = os.path.dirname(path)
+    while _within(directory, top):
+        yield directory
+        directory = os.path.dirname(directory)
+    if directory == top:
+        yield top
+
+
+class _Bounds(object):
+    """Where removal may act, as resolved absolute paths.
+
+    A path named in a RECORD is located as the resolved directory that holds it plus its own
+    last name: deleting it unlinks that directory entry and never follows it, so a symlink
+    in the path (`site-packages/linkdir/...`) counts where it leads, and a symlink at the end
+    counts where it sits.
+    """
+
+    def __init__(self, inspection):
+        self.site = os.path.realpath(inspection.site)
+        self.package = os.path.join(self.site, PACKAGE)
+        # flash_attn as a symlink resolves elsewhere: then nothing is in bounds below it
+        self.package_is_dir = _kind(self.package) == "dir"
+        self.root = os.path.realpath(_venv_root(inspection))
+        self.forbidden = set([self.root, self.site, os.path.join(self.root, "bin")])
+        self._heads = {}
+
+    def locate(self, raw):
+        """Resolved location of a listed path, or None when it names a directory by its form ('.', 'x/..', 'x/')."""
+        path = raw if os.path.isabs(raw) else os.path.join(self.site, raw)
+        head, name = os.path.split(path)
+        if name in ("", os.curdir, os.pardir):
+            return None
+        if head not in self._heads:
+            self._heads[head] = os.path.realpath(head)
+        return os.path.join(self._heads[head], name)
+
+    def own_dist_info(self, owner):
+        """The offender's dist-info as a resolved path, or None if it is not a real directory of site-packages."""
+        path = os.path.join(self.site, os.path.basename(owner.path))
+        return path if _kind(path) == "dir" else None
+
+    def zone(self, loc, own):
+        if self.package_is_dir and _within(loc, self.package):
+            return "package"
+        if own and _within(loc, own):
+            return "dist_info"
+        if _within(loc, self.root):
+            return "venv"
+        return "outside"
+
+    def in_other_dist_info(self, loc, own):
+        if not _within(loc, self.site):
+            return False
+        top = os.path.join(self.site, os.path.relpath(loc, self.site).split(os.sep)[0])
+        return top != own and (top.endswith(".dist-info") or top.endswith(".egg-info"))
+
+    def makes_the_venv(self, loc):
+        """pyvenv.cfg and the rest of the venv's own top level, bin/python*, bin/activate*: never deleted."""
+        parent, name = os.path.split(loc)
+        return parent == self.root or (parent == os.path.join(self.root, "bin")
+                                       and name.lower().startswith(("python", "activate")))
+
+
+class _Listing(object):
+    """Which distributions list a path, by its normalised name and by its resolved location."""
+
+    def __init__(self, inspection, bounds):
+        self.by_rel = {}
+        self.by_loc = {}
+        for dist in inspection.distributions:
+            for raw, rel, _digest in dist.entries:
+                self.by_rel.setdefault(rel, set()).add(dist.path)
+                try:
+                    loc = bounds.locate(raw)
+                except (OSError, ValueError):
+                    loc = None
+                if loc:
+                    self.by_loc.setdefault(loc, set()).add(dist.path)
+
+    def elsewhere(self, dist_path, rel, loc):
+        """Whether a distribution other than ``dist_path`` lists the path (under any name)."""
+        others = (self.by_rel.get(rel, set()) if rel else set()) | self.by_loc.get(loc, set())
+        return bool(others - set([dist_path]))
+
+
+class _Plan(object):
+    """Resolved paths to unlink (with the kind they had) and directories to rmdir once empty."""
+
+    def __init__(self):
+        self.unlink = {}
+        self.rmdir = set()
+
+    def steps(self):
+        steps = [[UNLINK_FILE if kind == "file" else UNLINK_SYMLINK, path]
+                 for path, kind in sorted(self.unlink.items())]
+        # deepest first, so a directory emptied by its children goes too
+        steps += [[RMDIR, path] for path in sorted(self.rmdir, key=lambda p: (-p.count(os.sep), p))]
+        return steps
+
+
+def _judge(raw, rel, digest, owner, own, bounds, listing):
+    """(verdict, location, kind, reason) for one listed path of an offender.
+
+    verdict: 'delete', 'extra' (outside flash_attn/ and the dist-info, to be judged by
+    ``_extra_problem``), 'kept' (another distribution lists it), 'missing', 'bad'.
+    """
+    try:
+        loc = bounds.locate(raw)
+        if loc is None:
+            return "bad", None, None, "names a directory (%s)" % os.path.realpath(os.path.join(bounds.site, raw))
+        zone = bounds.zone(loc, own)
+        if zone == "outside":
+            return "bad", loc, None, "lies outside the venv (at %s)" % loc
+        kind = _kind(loc)
+    except (OSError, ValueError) as exc:
+        return "bad", None, None, "cannot be examined: %s" % exc
+    if kind == "dir" or loc in bounds.forbidden:
+        return "bad", loc, kind, "names a directory (%s)" % loc
+    if kind == "other":
+        return "bad", loc, kind, "is not a regular file or symlink (%s)" % loc
+    if kind == "missing":
+        return "missing", loc, kind, None
+    if listing.elsewhere(owner.path, rel, loc):
+        return "kept", loc, kind, None
+    return ("delete" if zone in ("package", "dist_info") else "extra"), loc, kind, None
+
+
+def _extra_problem(loc, kind, rel, digest, own, bounds, accepted):
+    """Why a listed path outside flash_attn/ and the dist-info may not be deleted, or None if it may.
+
+    Wheels may legitimately install files elsewhere in the venv (a console script in bin/, a
+    top-level module). Such a file is deleted only when it is a regular file inside the venv,
+    not part of the venv itself or of another dist-info, whose content matches the hash this
+    RECORD gives (a RECORD that is merely broken cannot match a file by accident), or a .pyc
+    without hash of such a file. Anything else makes the removal fail: a person decides.
+    """
+    where = "lies outside %s/ and the dist-info (at %s)" % (PACKAGE, loc)
+    if kind != "file":
+        return where + " and is a symlink"
+    if bounds.makes_the_venv(loc) or bounds.in_other_dist_info(loc, own):
+        return where + ", part of the venv itself or of another distribution"
+    if not digest and _pyc_source(rel) in accepted:
+        return None
+    if digest.partition("=")[0] not in RECORD_HASHES or _hash_matches(loc, digest) is not True:
+        return where + " and its content does not match the hash its RECORD gives"
+    return None
+
+
+def _plan_dist_info(own, owner, plan, listing, bad):
+    """Every file and symlink of the dist-info itself (INSTALLER, RECORD...), then its directories."""
+    for top, dirs, names in os.walk(own):
+        plan.rmdir.add(top)
+        for name in dirs + names:
+            full = os.path.join(top, name)
+            kind = _kind(full)
+            if kind == "other":
+                bad.append((owner.path, os.path.relpath(full, own), "is not a regular file or symlink (%s)" % full))
+            elif kind in ("file", "symlink") and full not in plan.unlink \
+                    and not listing.elsewhere(owner.path, None, full):
+                plan.unlink[full] = kind
+
+
+def _plan_uninstall(owner, inspection, bounds, listing, bad):
+    if owner.list_kind is None:
+        raise FlashAttnGuardError(
+            "cannot remove %s from venv %s: %s has no RECORD, so its files cannot be told apart from others'; "
+            "uninstall it with the venv's own pip and run again" % (owner.label(), inspection.venv, owner.path))
+    if owner.name == EXPECTED_NAME and _major(owner.version) is None:
+        raise FlashAttnGuardError(
+            "cannot remove %s from venv %s: its version cannot be read from %s (METADATA or the directory name), "
+            "so it may be the flash-attn %d.x vLLM needs; fix or uninstall it by hand"
+            % (owner.name, inspection.venv, owner.path, inspection.expected_major))
+    source = os.path.join(owner.path, owner.list_kind)
+    own = bounds.own_dist_info(owner)
+    if own is None:
+        bad.append((source, os.path.basename(owner.path), "the dist-info is not a directory of site-packages "
+                    "(a symlink to %s?)" % os.path.realpath(owner.path)))
+    plan = _Plan()
+    files, kept, missing, outside, extras = [], [], [], [], []
+    for raw, rel, digest in owner.entries:
+        verdict, loc, kind, reason = _judge(raw, rel, digest, owner, own, bounds, listing)
+        if verdict == "bad":
+            bad.append((source, raw, reason))
+        elif verdict == "kept":
+            kept.append(rel)
+        elif verdict == "missing":
+            missing.append(rel)
+        elif verdict == "extra":
+            extras.append((loc, kind, rel, digest))
+        else:
+            files.append(rel)
+            plan.unlink[loc] = kind
+            if bounds.package_is_dir and _within(loc, bounds.package):
+                plan.rmdir.update(_ancestors(loc, bounds.package))
+    accepted = set(missing)
+    for loc, kind, rel, digest in sorted(extras, key=lambda e: e[2].endswith(".pyc")):  # sources before their .pyc
+        problem = _extra_problem(loc, kind, rel, digest, own, bounds, accepted)
+        if problem:
+            bad.append((source, rel, problem))
+        else:
+            accepted.add(rel)
+            files.append(rel)
+            outside.append(rel)
+            plan.unlink[loc] = kind  # its directory (bin/, site-packages) stays
+    for rel, owners in sorted(inspection.derived.items()):
+        # a .pyc Python wrote later, from a source only this offender owns
+        loc = bounds.locate(rel)
+        if owners == [owner] and loc and bounds.zone(loc, own) == "package" and _kind(loc) in ("file", "symlink") \
+                and not listing.elsewhere(owner.path, rel, loc):
+            files.append(rel)
+            plan.unlink[loc] = _kind(loc)
+            plan.rmdir.update(_ancestors(loc, bounds.package))
+    if own:
+        _plan_dist_info(own, owner, plan, listing, bad)
+    return {"action": "uninstall", "name": owner.name, "version": owner.version, "dist_info": owner.path,
+            "files": sorted(set(files)), "kept": sorted(kept), "missing": sorted(missing), "outside": sorted(outside),
+            "steps": plan.steps()}
+
+
+def _plan_leftover(rel, bounds, listing, bad):
+    """Unlink every file and symlink of a leftover tree (never following one) and rmdir its directories."""
+    raw = rel.rstrip("/")
+    plan = _Plan()
+    loc = bounds.locate(raw)
+    if not bounds.package_is_dir:
+        # a person linked flash_attn somewhere (a checkout, a shared image): removing the link would change
+        # what vLLM imports with no trace of where it pointed, so that is left to them
+        if _kind(bounds.package) == "symlink":
+            problem = "is a symlink to %s: left as it is (remove the link yourself)" % os.path.realpath(bounds.package)
+        else:
+            problem = "is not a directory: left as it is"
+        bad.append((bounds.site, raw, problem))
+        return None
+    if loc is None or not (loc == bounds.package or _within(loc, bounds.package)):
+        bad.append((bounds.site, raw, "does not resolve to a path under %s/" % bounds.package))
+        return None
+    kind = _kind(loc)
+    if kind == "dir":
+        for top, dirs, names in os.walk(loc):
+            plan.rmdir.add(top)
+            for name in dirs + names:
+                full = os.path.join(top, name)
+                sub = _kind(full)
+                if sub == "other":
+                    bad.append((bounds.site, os.path.relpath(full, bounds.site),
+                                "is not a regular file, symlink or directory"))
+                elif sub in ("file", "symlink") and not listing.elsewhere(None, None, full):
+                    plan.unlink[full] = sub
+    elif kind in ("file", "symlink") and not listing.elsewhere(None, None, loc):
+        plan.unlink[loc] = kind
+    elif kind == "other":
+        bad.append((bounds.site, raw, "is not a regular file, symlink or directory"))
+    if loc != bounds.package:
+        plan.rmdir.update(_ancestors(loc, bounds.package))
+    return {"action": "remove_leftover", "path": rel, "steps": plan.steps()}
+
+
+def _refusal(inspection, bad):
+    shown = ["%s: %r %s" % item for item in bad[:MAX_SHOWN]]
+    if len(bad) > MAX_SHOWN:
+        shown.append("and %d more" % (len(bad) - MAX_SHOWN))
+    return ("refusing to remove anything from venv %s (nothing was deleted): removal deletes only regular files "
+            "and symlinks under site-packages/%s/ or in the offending distribution's own dist-info that no other "
+            "distribution lists, and these %d listed path(s) are outside that; check them and uninstall by hand: %s"
+            % (inspection.venv, PACKAGE, len(bad), "; ".join(shown)))
 
 
 def plan_removal(inspection):
-    """The actions that remove every offending owner and every leftover, files of the expected owner kept.
+    """The actions that remove every offending owner and every leftover, files of any other distribution kept.
 
-    Each action is a dict: ``{"action": "uninstall", "name", "version",
-    "dist_info", "files": [paths to delete], "kept": [paths also owned by the
-    expected owner], "outside": [RECORD paths outside the venv, not touched]}``
-    or ``{"action": "remove_leftover", "path"}`` (paths relative to site-packages).
+    Each action is a dict: ``{"action": "uninstall", "name", "version", "dist_info",
+    "files": [listed paths deleted], "kept": [listed paths another distribution lists too],
+    "missing": [listed paths not on disk], "outside": [the files deleted outside flash_attn/
+    and the dist-info], "steps": [...]}`` or ``{"action": "remove_leftover", "path", "steps"}``
+    (paths relative to site-packages). ``steps`` is exactly what ``apply_removal`` does, with
+    resolved absolute paths: ``["unlink_file"|"unlink_symlink", path]`` then
+    ``["rmdir_if_empty", directory]``.
+
+    Raises FlashAttnGuardError, listing every offending path, when anything listed lies outside
+    the bounds (see ``_Bounds`` and ``_extra_problem``): nothing is deleted then.
     """
-    site = inspection.site
-    root = os.path.normpath(os.path.join(site, os.pardir, os.pardir, os.pardir))
-    protected = set()
-    for owner in inspection.good:
-        protected.update(owner.paths)
-    actions = []
+    bounds = _Bounds(inspection)
+    listing = _Listing(inspection, bounds)
+    actions, bad = [], []
     for owner in inspection.offenders:
-        if owner.list_kind is None:
-            raise FlashAttnGuardError(
-                "cannot remove %s from venv %s: %s has no RECORD, so its files cannot be told apart from others'; "
-                "uninstall it with the venv's own pip and run again" % (owner.label(), inspection.venv, owner.path))
-        delete, kept, outside = [], [], []
-        for rel in sorted(owner.paths):
-            full = os.path.normpath(os.path.join(site, rel))
-            if rel in protected:
-                kept.append(rel)
-            elif not (full == root or full.startswith(root + os.sep)):
-                outside.append(rel)
-            elif not full.startswith(owner.path + os.sep):
-                delete.append(rel)
-        for rel, owners in sorted(inspection.derived.items()):
-            if owner in owners and not any(o in inspection.good for o in owners) and rel not in delete:
-                delete.append(rel)
-        actions.append({"action": "uninstall", "name": owner.name, "version": owner.version,
-                        "dist_info": owner.path, "files": sorted(delete), "kept": kept, "outside": outside})
+        actions.append(_plan_uninstall(owner, inspection, bounds, listing, bad))
     for rel in inspection.leftovers:
-        actions.append({"action": "remove_leftover", "path": rel})
+        action = _plan_leftover(rel, bounds, listing, bad)
+        if action:
+            actions.append(action)
+    if bad:
+        raise FlashAttnGuardError(_refusal(inspection, bad))
     return actions
 
 
-def _remove_path(full, venv):
+_PLANNED_KIND = {UNLINK_FILE: "file", UNLINK_SYMLINK: "symlink", RMDIR: "dir"}
+
+
+def _changed(venv, path, what):
+    return FlashAttnGuardError("removal from venv %s stopped at %s: %s since the plan was made; it was not followed "
+                               "and is left as it is" % (venv, path, what))
+
+
+def _step(op, path, venv, act):
+    """Check one planned step against the disk (its directory still resolves to itself, the path is still
+    the kind planned) and, with ``act``, carry it out relative to that directory. Returns whether it removed."""
+    head, name = os.path.split(path)
     try:
-        if os.path.islink(full) or os.path.isfile(full):
-            os.unlink(full)
-        elif os.path.isdir(full):
-            shutil.rmtree(full)
+        fd = os.open(head, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0))
     except OSError as exc:
-        raise FlashAttnGuardError("cannot remove %s from venv %s: %s" % (full, venv, exc))
-
-
-def _prune_empty(directory, stop):
-    """Remove ``directory`` and its parents while they are empty, never ``stop`` or above it."""
-    stop = os.path.normpath(stop)
-    directory = os.path.normpath(directory)
-    while directory.startswith(stop + os.sep) and os.path.isdir(directory) and not os.path.islink(directory):
+        if exc.errno == errno.ENOENT:
+            return False  # gone already, with its directory
+        raise _changed(venv, path, "its directory cannot be opened as a directory (%s)" % _strerror(exc))
+    try:
+        if os.path.realpath(head) != head:
+            raise _changed(venv, path, "its directory now resolves to %s" % os.path.realpath(head))
         try:
-            os.rmdir(directory)
-        except OSError:
-            return  # not empty: what is left there belongs to someone
-        directory = os.path.dirname(directory)
+            kind = _mode_kind(os.lstat(name, dir_fd=fd).st_mode)
+        except OSError as exc:
+            if exc.errno == errno.ENOENT:
+                return False
+            raise _changed(venv, path, "it cannot be examined (%s)" % _strerror(exc))
+        if kind != _PLANNED_KIND[op]:
+            raise _changed(venv, path, "it is now a %s, not the %s planned" % (kind, _PLANNED_KIND[op]))
+        if not act:
+            return False
+        try:
+            if op == RMDIR:
+                os.rmdir(name, dir_fd=fd)
+            else:
+                os.unlink(name, dir_fd=fd)
+        except OSError as exc:
+            if exc.errno == errno.ENOENT or (op == RMDIR and exc.errno in (errno.ENOTEMPTY, errno.EEXIST)):
+                return False  # a directory still holding what is not ours stays
+            raise FlashAttnGuardError("cannot remove %s from venv %s: %s" % (path, venv, _strerror(exc)))
+        return True
+    finally:
+        os.close(fd)
 
 
-def apply_removal(inspection, actions):
-    """Carry out ``plan_removal``'s actions (deletes files; never touches the expected owner's)."""
-    site = inspection.site
-    parents = set()
-    for action in actions:
-        if action["action"] == "uninstall":
-            for rel in action["files"]:
-                full = os.path.normpath(os.path.join(site, rel))
-                if os.path.lexists(full):
-                    _remove_path(full, inspection.venv)
-                parents.add(os.path.dirname(full))
-                # drop the .pyc Python compiled from a deleted source, wherever it sits
-                if rel.endswith(".py"):
-                    cache = os.path.join(os.path.dirname(full), "__pycache__")
-                    stem = os.path.basename(full)[:-3]
-                    if os.path.isdir(cache):
-                        for name in os.listdir(cache):
-                            match = _PYC_RE.match(name)
-                            if match and match.group("stem") == stem:
-                                _remove_path(os.path.join(cache, name), inspection.venv)
-                        parents.add(cache)
-            _remove_path(action["dist_info"], inspection.venv)
-        else:
-            full = os.path.normpath(os.path.join(site, action["path"].rstrip("/")))
-            _remove_path(full, inspection.venv)
-            parents.add(os.path.dirname(full))
-    # deepest first, so a directory emptied by its children goes too
-    for directory in sorted(parents, key=lambda d: d.count(os.sep), reverse=True):
-        _prune_empty(directory, site)
-    # empty directories left under flash_attn/ (an uninstaller's leftovers) are namespace packages to Python
-    top = os.path.join(site, PACKAGE)
-    if os.path.isdir(top) and not os.path.islink(top):
-        for root, _dirs, _files in os.walk(top, topdown=False):
-            _prune_empty(root, site)
+def apply_removal(inspection, actions, removed=None):
+    """Carry out exactly the ``steps`` of ``plan_removal``'s actions: every file and symlink, then every
+    directory deepest first, each only if empty. Every step is checked against the disk before the
+    first deletion and again right before its own; ``removed`` (a list) collects what was removed."""
+    removed = [] if removed is None else removed
+    steps = [step for action in actions for step in action.get("steps", [])]
+    unlinks = [step for step in steps if step[0] != RMDIR]
+    rmdirs = sorted(set(step[1] for step in steps if step[0] == RMDIR), key=lambda p: (-p.count(os.sep), p))
+    ordered = unlinks + [[RMDIR, path] for path in rmdirs]
+    for op, path in ordered:
+        _step(op, path, inspection.venv, act=False)
+    for op, path in ordered:
+        if _step(op, path, inspection.venv, act=True):
+            removed.append(path)
+    return removed
 
 
 def _predicted(inspection):
@@ -481,19 +919,23 @@ def _predicted(inspection):
     after.damaged = list(inspection.damaged)
     after.other_locations = list(inspection.other_locations)
     after.exists = any(os.path.lexists(os.path.join(inspection.site, p)) for o in after.good for p in o.package_paths)
-    after.state, after.problems = _classify(after.good, [], [], after.exists, inspection.site, inspection.expected_major)
+    after.state, after.problems = _classify(after.good, [], [], after.exists, inspection.site,
+                                            inspection.expected_major)
     return after
 
 
 def guard(venv, policy="fail", expected_major=2, check_mode=False):
     """Inspect a venv's flash_attn and apply a policy; the one call a module needs.
 
-    ``policy``: ``report`` never changes or fails; ``fail`` raises
-    FlashAttnGuardError on a conflict; ``remove`` deletes every offending
-    distribution (exactly the files in its RECORD, minus those the expected
-    flash-attn also owns, plus its dist-info) and every leftover, then raises if
-    a conflict remains (e.g. the expected flash-attn lacks rotary.py). With
-    ``check_mode`` nothing is changed and ``after`` is the prediction.
+    ``policy``: ``report`` never changes or fails on a conflict; ``fail`` raises
+    FlashAttnGuardError on a conflict; ``remove`` plans the removal of every
+    offending distribution (the files its RECORD lists that no other
+    distribution lists, under flash_attn/ or in its dist-info, see
+    ``plan_removal``) and every leftover, refuses the whole plan if anything
+    listed is out of bounds, carries it out, then raises if a conflict remains
+    (e.g. the expected flash-attn lacks rotary.py). With ``check_mode`` nothing
+    is changed, ``actions`` is the exact plan and ``after`` the prediction.
+    A file list that cannot be read raises under every policy.
 
     Returns ``{"before": <as_dict>, "after": <as_dict>, "actions": [...],
     "changed": bool}``; errors carry that dict as ``exc.result``.
@@ -507,13 +949,23 @@ def guard(venv, policy="fail", expected_major=2, check_mode=False):
     if policy == "fail":
         raise FlashAttnGuardError(describe(before) + ". Policy 'fail': nothing was changed; use policy 'remove' "
                                   "to delete the offending distributions and leftovers", result)
-    actions = plan_removal(before)
+    try:
+        actions = plan_removal(before)
+    except FlashAttnGuardError as exc:
+        raise FlashAttnGuardError(str(exc), result)
+    except (OSError, ValueError) as exc:  # a path that cannot even be examined: nothing was deleted either
+        raise FlashAttnGuardError("cannot plan the removal in venv %s (nothing was deleted): %s" % (venv, exc), result)
     result["actions"] = actions
     result["changed"] = bool(actions)
     if check_mode:
         after = _predicted(before)
     else:
-        apply_removal(before, actions)
+        removed = []
+        try:
+            apply_removal(before, actions, removed)
+        except FlashAttnGuardError as exc:
+            result["changed"] = bool(removed)
+            raise FlashAttnGuardError("%s (%d path(s) had been removed before)" % (exc, len(removed)), result)
         after = inspect_venv(venv, expected_major)
     result["after"] = after.as_dict()
     if after.state == "conflict":

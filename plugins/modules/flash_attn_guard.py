@@ -20,10 +20,25 @@ description:
     package, with the same failure. This module detects both, and under O(policy=remove) removes them.
   - Never imports C(flash_attn) (it raises on a host without CUDA) and never runs the venv's Python or an installer;
     it runs with the managed node's own Python and reads files only.
-  - Removal deletes exactly the files listed in the offending distribution's RECORD, minus those the expected
-    C(flash-attn) also lists (C(flash-attn) 2.8.3 and C(flash-attn-4) 4.0.0b12 both ship 20 paths under
-    C(flash_attn/cute/); C(pip uninstall flash-attn-4) deletes them from under C(flash-attn) 2.x), plus its
-    dist-info, then leftovers and directories left empty under C(flash_attn/).
+  - Removal deletes only what the offending distribution's RECORD lists and no other installed distribution's
+    RECORD lists (under any name, symlinks resolved), plus the files of its own dist-info, then leftovers under
+    C(flash_attn/). C(flash-attn) 2.8.3 and C(flash-attn-4) 4.0.0b12 both ship 20 paths under C(flash_attn/cute/);
+    C(pip uninstall flash-attn-4) deletes them from under C(flash-attn) 2.x, this module keeps them.
+  - What removal will delete, all located with their parent directories resolved, so a symlink on the way counts
+    where it leads - regular files and symlinks under C(site-packages/flash_attn/) (a symlink is unlinked, never
+    followed); regular files and symlinks in the offender's own dist-info; a regular file elsewhere in the venv
+    (a console script in C(bin/), a top-level module) only when its content matches the hash its RECORD gives;
+    directories under C(flash_attn/) and the dist-info itself with C(rmdir) once they are empty.
+  - What removal will never delete - a directory a RECORD names (V(.), C(flash_attn), C(../../../bin)), the venv,
+    C(site-packages), C(bin/), C(pyvenv.cfg), C(bin/python*), C(bin/activate*), another distribution's files or
+    dist-info, a symlink outside C(flash_attn/) and the dist-info, anything outside the venv (also when a symlinked
+    directory on the way leads there), or a C(flash_attn) that is itself a symlink (that link is left to a person).
+    A RECORD line of any of these kinds makes O(policy=remove) fail before anything is deleted, listing those lines.
+  - Every path is checked again right before it is deleted; one that became a symlink or a directory since the plan
+    was made stops the removal and is left as it is.
+  - C(flash-attn) is recognised from its dist-info directory name (C(flash_attn-2.8.3.dist-info)) when its METADATA
+    is missing or unreadable, so it is never uninstalled for want of METADATA; a C(flash-attn) whose version cannot
+    be read at all is not uninstalled either (the module fails).
 author:
   - inference.gpu_host contributors (!UNKNOWN)
 options:
@@ -37,8 +52,10 @@ options:
       - What to do when the state is C(conflict).
       - V(report) changes nothing and does not fail (for drift reports).
       - V(fail) fails with a message naming each offending distribution, its version and the venv.
-      - V(remove) removes every offending distribution and every leftover, keeping the expected C(flash-attn)'s files,
-        and fails if a conflict remains (for example the expected C(flash-attn) lacks C(ops/triton/rotary.py)).
+      - V(remove) removes every offending distribution and every leftover, keeping every other distribution's files,
+        within the bounds the description gives; it fails before deleting anything when a listed path lies outside
+        them, and after removing when a conflict remains (for example the expected C(flash-attn) lacks
+        C(ops/triton/rotary.py)).
     type: str
     choices: [remove, fail, report]
     default: fail
@@ -50,7 +67,9 @@ options:
 attributes:
   check_mode:
     support: full
-    description: With O(policy=remove), reports the actions it would take and the predicted state; changes nothing.
+    description:
+      - With O(policy=remove), reports the exact plan (RV(actions) with the resolved paths of their steps), which a
+        real run carries out step by step, and the predicted state; changes nothing.
   diff_mode:
     support: full
     description: Shows the owners and leftovers before and after (predicted in check mode).
@@ -59,6 +78,9 @@ attributes:
     description: After a removal the state is C(ok) or C(absent), and a second run has nothing to do.
 notes:
   - C(flash_attn) found only through the venv's C(.pth) files is reported in RV(other_locations) and not managed.
+  - A RECORD (or C(installed-files.txt)) of any distribution in the venv that cannot be read - not a regular file,
+    binary, not UTF-8, larger than 64 MiB, a field longer than 4096 characters, not CSV - fails the module under
+    every policy, naming the file; nothing is changed.
   - On a host with a GPU, also import C(flash_attn.ops.triton.rotary) in the venv to prove the kernels load; this
     module proves ownership only.
 seealso:
@@ -89,7 +111,8 @@ RETURN = r"""
 state:
   description:
     - The state as found, before any action.
-    - V(ok) one C(flash-attn) of O(expected_major) owns C(flash_attn), its RECORD lists C(flash_attn/ops/triton/rotary.py)
+    - V(ok) one C(flash-attn) of O(expected_major) owns C(flash_attn), its RECORD lists
+      C(flash_attn/ops/triton/rotary.py)
       and the file exists; nothing else owns anything there and nothing there is unowned.
     - V(absent) no C(flash_attn) at all and no owner (vLLM runs fine without it).
     - V(conflict) anything else; RV(problems) says what.
@@ -169,16 +192,24 @@ problems:
   sample: ["1 path(s) under flash_attn/ belong to no installed distribution ...: flash_attn/"]
 actions:
   description:
-    - What was done (or, in check mode, would be done), in order. V(uninstall) entries list the files deleted
-      (relative to site-packages), the files kept because the expected C(flash-attn) owns them too, and RECORD
-      entries outside the venv that were not touched; V(remove_leftover) entries name one leftover path.
+    - What was done (or, in check mode, would be done). V(uninstall) entries list, relative to site-packages, the
+      RECORD paths deleted (C(files)), those kept because another distribution lists them too (C(kept)), those not
+      on disk (C(missing)), and the deleted files outside C(flash_attn/) and the dist-info (C(outside), e.g. a
+      console script whose hash matched); V(remove_leftover) entries name one leftover path.
+    - C(steps) of each entry is the exact plan with resolved absolute paths - V(unlink_file), V(unlink_symlink)
+      (the link itself) and V(rmdir_if_empty). A run carries out all unlinks of all entries, then the directories
+      deepest first, each only if empty, checking every path again right before.
   returned: always
   type: list
   elements: dict
   sample:
-    - {action: uninstall, name: flash-attn-4, version: 4.0.0b12, files: [flash_attn/cute/__init__.py], kept: [], outside: [],
-       dist_info: /root/ml-env/lib/python3.12/site-packages/flash_attn_4-4.0.0b12.dist-info}
-    - {action: remove_leftover, path: flash_attn/}
+    - {action: uninstall, name: flash-attn-4, version: 4.0.0b12, files: [flash_attn/cute/utils.py],
+       kept: [flash_attn/cute/__init__.py], missing: [], outside: [],
+       dist_info: /root/ml-env/lib/python3.12/site-packages/flash_attn_4-4.0.0b12.dist-info,
+       steps: [[unlink_file, /root/ml-env/lib/python3.12/site-packages/flash_attn/cute/utils.py],
+               [rmdir_if_empty, /root/ml-env/lib/python3.12/site-packages/flash_attn/cute]]}
+    - {action: remove_leftover, path: flash_attn/,
+       steps: [[rmdir_if_empty, /root/ml-env/lib/python3.12/site-packages/flash_attn]]}
 site_packages:
   description: The site-packages directory inspected.
   returned: always
@@ -257,7 +288,8 @@ def main():
     before, after = outcome["before"], outcome["after"]
     if outcome["actions"]:
         message = "%s %d action(s); flash_attn in venv %s: %s -> %s" % (
-            "would take" if module.check_mode else "took", len(outcome["actions"]), venv, before["state"], after["state"])
+            "would take" if module.check_mode else "took", len(outcome["actions"]), venv, before["state"],
+            after["state"])
     elif before["state"] == "conflict":
         message = "flash_attn in venv %s is in conflict (policy report): %s" % (venv, "; ".join(before["problems"]))
     elif before["state"] == "ok":
@@ -270,7 +302,8 @@ def main():
     if not module._diff:
         result.pop("diff")
     if after["damaged"]:
-        module.warn("flash_attn in venv %s: %d file(s) of %s are missing or differ from its RECORD (e.g. %s); reinstall it"
+        module.warn("flash_attn in venv %s: %d file(s) of %s are missing or differ from its RECORD (e.g. %s); "
+                    "reinstall it"
                     % (venv, len(after["damaged"]), after["damaged"][0]["owner"], after["damaged"][0]["path"]))
     if after["other_locations"]:
         module.warn("flash_attn also found through .pth files of venv %s, not managed here: %s"

@@ -68,7 +68,8 @@ def test_fa4_alone_is_a_conflict_naming_it(tmp_path, fa4):
     assert _owners(view) == [("flash-attn-4", wf.FA4_VERSION)]
     owner = view["owners"][0]
     assert owner["expected"] is False
-    assert owner["files"] == len([p for p in wf.record_paths(site, "flash_attn_4-*.dist-info") if p.startswith("flash_attn/")])
+    assert owner["files"] == len([p for p in wf.record_paths(site, "flash_attn_4-*.dist-info")
+                                  if p.startswith("flash_attn/")])
     assert view["rotary_owner"] is None
     assert view["leftovers"] == []
     assert any("flash-attn-4 4.0.0b12" in p for p in view["problems"])
@@ -215,7 +216,8 @@ def test_remove_leftover_directory_after_pip_uninstall(tmp_path, fa4_uninstalled
     venv = wf.copy_venv(fa4_uninstalled, tmp_path / "venv")
     site = wf.site_packages(venv)
     outcome = guard(venv, policy="remove")
-    assert outcome["actions"] == [{"action": "remove_leftover", "path": "flash_attn/"}]
+    assert outcome["actions"] == [{"action": "remove_leftover", "path": "flash_attn/",
+                                   "steps": [["rmdir_if_empty", os.path.realpath(os.path.join(site, "flash_attn"))]]}]
     assert outcome["after"]["state"] == "absent"
     assert not os.path.exists(os.path.join(site, "flash_attn"))
     assert wf.find_spec(venv) is None

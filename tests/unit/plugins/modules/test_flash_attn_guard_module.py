@@ -4,6 +4,7 @@
 """flash_attn_guard run for real, as Ansible runs it (a subprocess with an args file), on real
 flash-attn wheels in real venvs."""
 
+import glob
 import json
 import os
 import sys
@@ -109,3 +110,34 @@ def test_bad_venv_fails_with_the_path(tmp_path):
 def test_bad_policy_is_refused_by_the_argument_spec(tmp_path, venv):
     result = run_module(tmp_path, {"venv": venv, "policy": "delete"})
     assert result["failed"] is True and "policy" in result["msg"]
+
+
+@pytest.mark.parametrize("check", [False, True])
+def test_remove_refuses_a_record_naming_the_venv_root_and_changes_nothing(tmp_path, venv, fa2, fa4, check):
+    """The admin's worst case: a `../../..` line in flash-attn-4's RECORD used to rmtree the whole venv."""
+    wf.install(venv, fa2)
+    wf.install(venv, fa4)
+    (record,) = glob.glob(os.path.join(wf.site_packages(venv), "flash_attn_4-*.dist-info", "RECORD"))
+    with open(record, "a") as handle:
+        handle.write("../../..,,\n")
+    before = wf.tree(venv)
+    result = run_module(tmp_path, {"venv": venv, "policy": "remove"}, check=check, diff=True)
+    assert result["failed"] is True and result["changed"] is False, result["msg"]
+    assert "'../../..' names a directory (%s)" % os.path.realpath(venv) in result["msg"]
+    assert record in result["msg"] and "nothing was deleted" in result["msg"]
+    assert result["state"] == "conflict" and result["actions"] == []
+    assert "Traceback" not in json.dumps(result)
+    assert wf.tree(venv) == before
+
+
+def test_a_record_the_csv_module_cannot_read_fails_cleanly(tmp_path, venv, fa4):
+    wf.install(venv, fa4)
+    (record,) = glob.glob(os.path.join(wf.site_packages(venv), "flash_attn_4-*.dist-info", "RECORD"))
+    with open(record, "a") as handle:
+        handle.write("flash_attn/" + "a" * (200 * 1024) + ",,\n")  # over csv's 128 KiB field limit
+    before = wf.tree(venv)
+    result = run_module(tmp_path, {"venv": venv, "policy": "remove"})
+    assert result["failed"] is True and not result.get("changed")
+    assert record in result["msg"] and "field larger than field limit" in result["msg"]
+    assert "Traceback" not in json.dumps(result) and "exception" not in result
+    assert wf.tree(venv) == before
