@@ -11,8 +11,9 @@ __metaclass__ = type
 # GPU) and flash-attn-4 (only flash_attn/cute/). With flash-attn-4 alone, vLLM
 # dies with "No module named 'flash_attn.ops'"; after `pip uninstall
 # flash-attn-4` an empty site-packages/flash_attn/ stays behind, Python resolves
-# it as a namespace package, and vLLM fails the same way (docs/flash-attn.md). Importing flash_attn raises on a host without CUDA, so this code
-# never imports it: it reads every dist-info's RECORD (egg-info's
+# it as a namespace package, and vLLM fails the same way (docs/flash-attn.md).
+# Importing flash_attn raises on a host without CUDA, so this code never
+# imports it: it reads every dist-info's RECORD (egg-info's
 # installed-files.txt; top_level.txt as a claim) and walks the directory.
 #
 # Removal runs as root on files a broken or hostile RECORD names, so it is
