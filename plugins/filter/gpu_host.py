@@ -8,6 +8,8 @@ __metaclass__ = type
 import hashlib
 import re
 
+from collections.abc import Iterable, Mapping, Sequence
+
 from ansible.errors import AnsibleFilterError
 from ansible_collections.inference.gpu_host.plugins.module_utils.dflash import stale_ids_message
 from ansible_collections.inference.gpu_host.plugins.module_utils.gpu_facts import GpuFactsError, flash_attn_gate
@@ -40,19 +42,64 @@ def _wheel_tags(filename):
     return tags
 
 
+# Control characters (C0, DEL, C1), the Unicode line/paragraph separators and
+# lone surrogates: a newline or CR ends the unit line (what follows would be a
+# new directive, e.g. ExecStartPre=), NUL ends it for systemd's reader, and
+# systemd's "\n"-style escapes are not honoured alike by every directive, so
+# such a value is refused rather than escaped.
+_SYSTEMD_UNSAFE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
+
+
 def _systemd_quote(arg):
     """Quote one argument for an ExecStart= line so systemd passes it intact.
 
     systemd splits on whitespace, honours double quotes with C escapes, expands
     %-specifiers and $VARIABLES: escape all of them (systemd.service(5), "Command lines").
+    The result is one double-quoted word: backslash and double quote are
+    backslash-escaped, % becomes %% and $ becomes $$; spaces, single quotes,
+    semicolons and JSON pass through as they are.
+
+    Refused with AnsibleFilterError (naming the start of the value and what was
+    expected): a value holding a newline, carriage return, tab, NUL or any other
+    control character (which could end the line and start a new unit directive),
+    and a value that is not a string or number (None, a list, a dict), whose
+    Python form would reach the command line.
     """
+    if arg is None or isinstance(arg, (Mapping, bytes, bytearray)) or (
+            isinstance(arg, Sequence) and not isinstance(arg, str)):
+        raise AnsibleFilterError(
+            "systemd_quote: expected a string or a number for one command-line argument, got %s %s"
+            % (type(arg).__name__, _value_start(arg)))
     text = str(arg)
+    bad = _SYSTEMD_UNSAFE.search(text)
+    if bad:
+        raise AnsibleFilterError(
+            "systemd_quote: value %s has a control character (U+%04X) at index %d; a systemd command-line "
+            "argument must be one line of printable text (no newline, carriage return, tab or NUL)"
+            % (_value_start(text), ord(bad.group()), bad.start()))
     text = text.replace("\\", "\\\\").replace('"', '\\"').replace("%", "%%").replace("$", "$$")
     return '"%s"' % text
 
 
+def _value_start(value, length=40):
+    """The start of a value for an error message, as Python's repr (so control characters show as escapes)."""
+    text = repr(value)
+    return text if len(text) <= length else text[:length] + "..."
+
+
 def _systemd_exec(argv):
-    return " ".join(_systemd_quote(a) for a in argv)
+    """Quote a whole argv for ExecStart= (see systemd_quote): a non-empty list of strings or numbers.
+
+    A string is refused (it would be quoted one character at a time), and so is an
+    empty list (an empty ExecStart= resets the unit's command list).
+    """
+    if isinstance(argv, (str, bytes, Mapping)) or not isinstance(argv, Iterable):
+        raise AnsibleFilterError("systemd_exec: expected a non-empty list of arguments (argv), got %s %s"
+                                 % (type(argv).__name__, _value_start(argv)))
+    args = list(argv)
+    if not args:
+        raise AnsibleFilterError("systemd_exec: expected a non-empty list of arguments (argv), got an empty list")
+    return " ".join(_systemd_quote(a) for a in args)
 
 
 def _file_fingerprint(files):

@@ -516,8 +516,8 @@ def describe(inspection):
     if inspection.state == "ok":
         owner = inspection.good[0]
         return "flash_attn in venv %s is owned by %s alone, with %s" % (inspection.venv, owner.label(), ROTARY)
-    return "flash_attn in venv %s (%s) is in conflict: %s" % (inspection.venv, inspection.site,
-                                                               "; ".join(inspection.problems))
+    problems = "; ".join(inspection.problems)
+    return "flash_attn in venv %s (%s) is in conflict: %s" % (inspection.venv, inspection.site, problems)
 
 
 # ---------------------------------------------------------------------------

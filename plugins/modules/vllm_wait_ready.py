@@ -45,8 +45,8 @@ attributes:
 options:
   host:
     description:
-      - Address the server listens on. C(0.0.0.0), C(::) and empty (listen on all) are reached through the
-        loopback address.
+      - Address the server listens on. A server listening on every address is reached on that family's
+        loopback, C(0.0.0.0) and empty on C(127.0.0.1), C(::) on C(::1) (the vllm_service role chooses the same).
       - An IP address (IPv6 with or without brackets) or a host name; no scheme, port or path.
     type: str
     default: 127.0.0.1
@@ -253,6 +253,7 @@ from urllib.error import HTTPError, URLError
 from ansible.module_utils.basic import AnsibleModule
 from ansible.module_utils.urls import open_url
 
+from ansible_collections.inference.gpu_host.plugins.module_utils.vllm_serve import VllmServeError, probe_url
 from ansible_collections.inference.gpu_host.plugins.module_utils.vllm_log import (
     MAX_JOURNAL_LINES,
     MAX_RELEVANT_LINES,
@@ -283,14 +284,9 @@ _SPEC_METRICS = {
 
 
 def base_url(host, port):
-    # A server bound to every address is reached on loopback; never anywhere else.
-    if host in ("0.0.0.0", "", None):
-        host = "127.0.0.1"
-    elif host in ("::", "[::]"):
-        host = "::1"
-    if ":" in host and not host.startswith("["):
-        host = "[%s]" % host
-    return "http://%s:%d" % (host, port)
+    # One home for the loopback choice (module_utils/vllm_serve.py, shared with the role):
+    # 0.0.0.0 / empty -> 127.0.0.1, :: -> [::1], any other address or name as it is.
+    return probe_url(host, port)
 
 
 class Http(object):
@@ -628,7 +624,10 @@ def main():
     errors = check_params(p)
     if errors:
         module.fail_json(msg="vllm_wait_ready: " + "; ".join(errors), changed=False, ready=False)
-    url = base_url(p["host"], p["port"])
+    try:
+        url = base_url(p["host"], p["port"])
+    except VllmServeError as exc:
+        module.fail_json(msg="vllm_wait_ready: %s" % exc, changed=False, ready=False)
     if module.check_mode:
         would = [url + "/health", url + "/v1/models"]
         if p["smoke"]:

@@ -225,7 +225,7 @@ def _write_big_log(path, size, tail):
     line = b"(APIServer pid=7) INFO 12-02 18:12:46 [loggers.py:1] " + b"Avg prompt throughput: 1.0 tokens/s, " * 100
     block = (line + b"\n") * (4 * MB // (len(line) + 1))
     with open(path, "wb") as fh:
-        for _ in range(size // len(block)):
+        for _repeat in range(size // len(block)):
             fh.write(block)
         fh.write(tail)
 
@@ -253,7 +253,7 @@ def test_single_huge_line_is_cut_while_reading(tmp_path):
     """50 MB without a newline (a binary dump, a runaway progress bar), then the failure."""
     path = str(tmp_path / "one-line.log")
     with open(path, "wb") as fh:
-        for _ in range(50):
+        for _repeat in range(50):
             fh.write(b"\x00x\xff" * (MB // 3))
         fh.write(b"\n" + _raw("cuda-0.20.1-no-gpu.log"))
 
@@ -268,7 +268,7 @@ def test_single_huge_line_is_cut_while_reading(tmp_path):
     assert_within_caps(res)
     # the same line at the very end, no newline, nothing else: the log's tail is that cut line
     with open(path, "wb") as fh:
-        for _ in range(50):
+        for _repeat in range(50):
             fh.write(b"y" * MB)
     with open_log_file(path) as fh:
         res = find_root_cause(fh)

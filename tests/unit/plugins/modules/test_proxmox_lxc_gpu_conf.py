@@ -6,6 +6,7 @@ tmp_path, with /proc/devices and /proc/mounts taken from captured or reconstruct
 
 import fcntl
 import os
+import re
 
 import pytest
 import _module_runner  # noqa: E402  pylint: disable=wrong-import-position
@@ -254,3 +255,115 @@ def test_bad_dev_options(node):
     put_conf(node, "plain.conf")
     result = run_module(node, {"mode": "devices", "dev_options": "rw=1"})
     assert result["failed"] is True and "dev_options: 'rw=1'" in result["msg"]
+
+
+# --- bytes, bad values, files that are not a config: through the real module -------------------------
+
+def _raw_lines(result, eol):
+    return "".join(line + eol for line in result["lines"]).encode()
+
+
+def test_crlf_conf_kept_crlf_and_diff_tells_the_truth(node):
+    path = node / "lxc" / "129.conf"
+    before = read_data("pve_conf", "plain.conf").replace("\n", "\r\n").encode()
+    path.write_bytes(before)
+    check = run_module(node, {}, check_mode=True, diff=True)
+    assert check["changed"] is True and path.read_bytes() == before
+    result = run_module(node, {}, diff=True)
+    after = path.read_bytes()
+    assert after == before + _raw_lines(result, "\r\n")                 # every CR kept, new lines CRLF too
+    assert result["diff"]["before"].encode() == before and result["diff"]["after"].encode() == after
+    assert check["diff"] == result["diff"]                               # check mode predicted exactly this
+    assert [l for l in result["unified_diff"].splitlines(True) if l[:1] in "+-" and l[:3] not in ("+++", "---")] \
+        == ["+%s\r\n" % line for line in result["lines"]]                # only the additions, nothing rewritten
+    second = run_module(node, {}, diff=True)
+    assert second["changed"] is False and second["unified_diff"] == "" and path.read_bytes() == after
+
+
+def test_non_utf8_description_kept(node):
+    path = node / "lxc" / "129.conf"
+    before = b"#caf\xe9 \xff owner%3A \xc3\xa9quipe\narch: amd64\ncores: 2\n"
+    path.write_bytes(before)
+    result = run_module(node, {"mode": "devices"}, diff=True)
+    assert result.get("failed") is not True, result
+    after = path.read_bytes()
+    assert after.startswith(b"#caf\xe9 \xff owner%3A \xc3\xa9quipe\narch: amd64\ncores: 2\ndev0: /dev/nvidia0\n")
+    assert result["diff"]["before"] == "#caf\\xe9 \\xff owner%3A \u00e9quipe\narch: amd64\ncores: 2\n"
+    assert run_module(node, {"mode": "devices"})["changed"] is False and path.read_bytes() == after
+
+
+@pytest.mark.parametrize("args, match", [
+    ({"shm_size": "16G\n"}, r"shm_size: expected a tmpfs size .*got '16G\\n'"),
+    ({"shm_size": "16G\nlxc.apparmor.profile: unconfined"}, r"shm_size: expected a tmpfs size"),
+    ({"mode": "devices", "dev_options": "gid=44\n"}, r"dev_options: 'gid=44\\n' is not one of"),
+    ({"gpus": ["0\n"]}, r"gpus: '0\\n' is not 'all' or a device minor"),
+    ({"gpus": ["\u0661"]}, r"gpus: '\u0661' is not 'all' or a device minor"),
+    ({"control_devices": ["nvidiactl\n"]}, r"control_devices: 'nvidiactl\\n' is not one of"),
+    ({"state": "absent", "shm_size": "4G\r"}, r"shm_size: expected a tmpfs size"),
+])
+def test_bad_value_fails_and_writes_nothing(node, args, match):
+    path = node / "lxc" / "129.conf"
+    before = b"arch: amd64\r\n#\xff\r\ncores: 2\r\n"
+    path.write_bytes(before)
+    for check_mode in (True, False):
+        result = run_module(node, args, check_mode=check_mode)
+        assert result["failed"] is True, result
+        assert re.search(match, result["msg"]), result["msg"]
+    assert path.read_bytes() == before
+    assert sorted(os.listdir(str(node / "lxc"))) == ["129.conf"]
+
+
+def test_conf_is_a_directory(node):
+    (node / "lxc" / "129.conf").mkdir()
+    result = run_module(node, {})
+    assert result["failed"] is True
+    assert result["msg"] == "container config %s is a directory, expected a file" % (node / "lxc" / "129.conf")
+
+
+def test_conf_over_a_mebibyte(node):
+    path = node / "lxc" / "129.conf"
+    before = b"arch: amd64\n" + b"#" + b"x" * (1024 * 1024) + b"\n"
+    path.write_bytes(before)
+    result = run_module(node, {})
+    assert result["failed"] is True and "129.conf is larger than 1048576 bytes" in result["msg"]
+    assert path.read_bytes() == before
+
+
+def test_conf_is_a_fifo(node):
+    os.mkfifo(str(node / "lxc" / "129.conf"))
+    result = run_module(node, {})
+    assert result["failed"] is True and "129.conf is not a regular file" in result["msg"]
+
+
+def test_device_node_is_a_directory(node):
+    path = put_conf(node, "plain.conf")
+    before = path.read_bytes()
+    os.unlink(str(node / "dev" / "nvidia1"))
+    (node / "dev" / "nvidia1").mkdir()
+    for mode in ("raw", "devices"):
+        result = run_module(node, {"mode": mode})
+        assert result["failed"] is True
+        assert result["msg"] == "dev_dir: %s is a directory, expected the device node /dev/nvidia1" % (
+            node / "dev" / "nvidia1")
+    assert path.read_bytes() == before
+
+
+def test_caps_directory_is_a_file(node):
+    put_conf(node, "plain.conf")
+    for name in ("nvidia-cap1", "nvidia-cap2"):
+        os.unlink(str(node / "dev" / "nvidia-caps" / name))
+    os.rmdir(str(node / "dev" / "nvidia-caps"))
+    (node / "dev" / "nvidia-caps").write_text("")
+    result = run_module(node, {"mode": "devices"})
+    assert result["failed"] is True and "nvidia-caps is not a directory, expected the directory" in result["msg"]
+
+
+def test_caps_node_with_a_line_break_in_its_name(node):
+    path = put_conf(node, "plain.conf")
+    before = path.read_bytes()
+    (node / "dev" / "nvidia-caps" / "nvidia-cap3\nlxc.apparmor.profile: unconfined").write_text("")
+    result = run_module(node, {"mode": "devices"})
+    assert result["failed"] is True
+    assert "holds a node named: 'nvidia-cap3\\nlxc.apparmor.profile: unconfined' is not a plain device node name" \
+        in result["msg"]
+    assert path.read_bytes() == before

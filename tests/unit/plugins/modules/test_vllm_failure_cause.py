@@ -184,7 +184,7 @@ def _write_big_log(path, size):
     with open(os.path.join(LOGS, "gpu-0.22.0-flash-attn-4.log"), "rb") as fh:
         tail = fh.read().replace(b"No module named 'flash_attn.ops'", b"No module named 'flash_attn.ops' \xff")
     with open(path, "wb") as fh:
-        for _ in range(size // len(block)):
+        for _repeat in range(size // len(block)):
             fh.write(block)
         fh.write(b"\x00" * (20 * 1024 * 1024) + b"\n")  # and one 20 MB line
         fh.write(tail)

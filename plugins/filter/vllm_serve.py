@@ -1,0 +1,77 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, inference.gpu_host contributors
+# Apache License 2.0 (see LICENSE)
+"""The vllm_service role's decisions (module_utils/vllm_serve.py) as Jinja filters.
+
+Each filter is documented in <filter name>.yml beside this file (ansible-doc -t filter).
+"""
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+from collections.abc import Mapping
+
+from ansible.errors import AnsibleFilterError
+from ansible_collections.inference.gpu_host.plugins.module_utils.vllm_serve import (
+    VllmServeError, build_serve_argv, probe_host, restart_result, rollback_plan, settle_speculative_config)
+
+# The settings vllm_serve_argv takes: build_serve_argv's keywords, the role's variables without vllm_service_.
+SERVE_SETTINGS = ("model", "served_model_name", "host", "port", "tensor_parallel_size", "gpu_memory_utilization",
+                  "max_model_len", "max_num_batched_tokens", "enable_chunked_prefill", "reasoning_parser",
+                  "enable_auto_tool_choice", "tool_call_parser", "language_model_only", "trust_remote_code",
+                  "speculative_config", "extra_args")
+REQUIRED_SETTINGS = ("model", "served_model_name", "host", "port")
+
+
+def _plain(value):
+    """Plain dicts and lists (Ansible hands filters lazy containers; the core functions see what they hold)."""
+    if isinstance(value, Mapping):
+        return dict((key, _plain(item)) for key, item in value.items())
+    if isinstance(value, (list, tuple)):
+        return [_plain(item) for item in value]
+    return value
+
+
+def _call(name, function, *args, **kwargs):
+    try:
+        return function(*[_plain(a) for a in args], **dict((k, _plain(v)) for k, v in kwargs.items()))
+    except VllmServeError as exc:
+        raise AnsibleFilterError("%s: %s" % (name, exc))
+
+
+def vllm_serve_argv(settings, entry_point):
+    """{"flags": [...], "argv": [...]} of the role's settings (a dict keyed as SERVE_SETTINGS) and an entry point."""
+    if not isinstance(settings, Mapping):
+        raise AnsibleFilterError("vllm_serve_argv: expected a dict of settings, got %s" % type(settings).__name__)
+    unknown = sorted(set(settings) - set(SERVE_SETTINGS))
+    missing = [key for key in REQUIRED_SETTINGS if key not in settings]
+    if unknown or missing:
+        raise AnsibleFilterError("vllm_serve_argv: unknown settings %s, missing settings %s (expected keys: %s)"
+                                 % (unknown or "none", missing or "none", ", ".join(SERVE_SETTINGS)))
+    return _call("vllm_serve_argv", build_serve_argv, entry_point, **settings)
+
+
+def vllm_probe_host(bind_host):
+    """The address to probe a server bound to ``bind_host`` on (0.0.0.0 -> 127.0.0.1, :: -> ::1)."""
+    return _call("vllm_probe_host", probe_host, bind_host)
+
+
+def vllm_speculative_config(configured, drafter_config=None):
+    """The speculative config with num_speculative_tokens from the drafter's block_size when not set."""
+    return _call("vllm_speculative_config", settle_speculative_config, configured, drafter_config)
+
+
+def vllm_restart_result(invocation_before, invocation_after):
+    """{"changed": bool, ...}: whether the unit (re)started between two reads of its InvocationID."""
+    return _call("vllm_restart_result", restart_result, invocation_before, invocation_after)
+
+
+def vllm_rollback_plan(enabled, restarted, change_pending, previous_present):
+    """{"roll_back": bool, "reason": str} for a change whose server is not ready."""
+    return _call("vllm_rollback_plan", rollback_plan, enabled, restarted, change_pending, previous_present)
+
+
+class FilterModule(object):
+    def filters(self):
+        return {"vllm_serve_argv": vllm_serve_argv, "vllm_probe_host": vllm_probe_host,
+                "vllm_speculative_config": vllm_speculative_config, "vllm_restart_result": vllm_restart_result,
+                "vllm_rollback_plan": vllm_rollback_plan}

@@ -1,0 +1,333 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, inference.gpu_host contributors
+# Apache License 2.0 (see LICENSE)
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+# The decisions of the vllm_service role, in one tested place: the `vllm serve`
+# command line, the address a local client probes, the speculative config the
+# server gets, and the restart/rollback bookkeeping of a run.
+#
+# Public API (stdlib only; every bad input a VllmServeError naming the variable):
+# * build_serve_argv(entry_point, model, served_model_name, host, port, ...) -> {"flags": [...], "argv": [...]}
+# * probe_host(bind_host) -> the address to probe ("0.0.0.0" -> "127.0.0.1", "::" -> "::1", others as they are)
+# * probe_url(bind_host, port) -> "http://127.0.0.1:8000" (an IPv6 address in brackets)
+# * settle_speculative_config(configured, drafter_config) -> the dict passed as --speculative-config
+# * restart_result(invocation_before, invocation_after) -> {"changed": bool, ...}
+# * rollback_plan(enabled, restarted, change_pending, previous_present) -> {"roll_back": bool, "reason": str}
+
+import ipaddress
+import json
+import re
+from collections.abc import Mapping
+
+# Errors name the role's variables: the settings are vllm_service_<name>.
+VARIABLE_PREFIX = "vllm_service_"
+
+# What vllm_version_info's entry_point says about where the model goes.
+MODEL_ARGS = ("positional", "--model")
+
+# Control characters (C0, DEL, C1), the Unicode line/paragraph separators and lone
+# surrogates: in a unit's ExecStart= a newline would end the line and start a new
+# directive; systemd_exec refuses them too, this names the variable they came from.
+_UNSAFE = re.compile(u"[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
+_UNSIGNED = re.compile(r"^[0-9]+$")
+_DECIMAL = re.compile(r"^[0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?$")
+
+# The spellings Ansible's own boolean conversion (and argument_specs type bool) accepts.
+_TRUE = frozenset(("true", "yes", "on", "1", "y", "t"))
+_FALSE = frozenset(("false", "no", "off", "0", "n", "f"))
+
+
+class VllmServeError(ValueError):
+    """A setting of the vllm_service role that cannot become a command line (the message names it)."""
+
+
+def _var(name):
+    return VARIABLE_PREFIX + name
+
+
+def _show(value, length=60):
+    """The start of a value for a message, as Python's repr (control characters show as escapes)."""
+    text = repr(value)
+    return text if len(text) <= length else text[:length] + "..."
+
+
+def _fail(name, expected, value):
+    raise VllmServeError("%s: expected %s, got %s (%s)" % (_var(name), expected, _show(value), type(value).__name__))
+
+
+def _text(name, value, allow_empty=False):
+    """A string setting (a number is taken as its str(), as Jinja's list would pass it on)."""
+    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+        _fail(name, "a string", value)
+    text = str(value)
+    if not text and not allow_empty:
+        _fail(name, "a non-empty string", value)
+    return text
+
+
+def _unsigned(name, value, low, high=None):
+    """An integer setting in [low, high], passed on in its own spelling (as `| string` did)."""
+    if isinstance(value, bool) or not isinstance(value, (int, str)):
+        _fail(name, _range_text(low, high), value)
+    if isinstance(value, str) and not _UNSIGNED.match(value):
+        _fail(name, _range_text(low, high), value)
+    if int(value) < low or (high is not None and int(value) > high):
+        _fail(name, _range_text(low, high), value)
+    return str(value)
+
+
+def _range_text(low, high):
+    return "an integer >= %d" % low if high is None else "an integer %d-%d" % (low, high)
+
+
+def _fraction(name, value):
+    """A number in (0, 1], passed on in its own spelling (0.9 -> "0.9", as `| string` did)."""
+    expected = "a number in (0, 1]"
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        _fail(name, expected, value)
+    if isinstance(value, str) and not _DECIMAL.match(value):
+        _fail(name, expected, value)
+    number = float(value)
+    if not 0 < number <= 1:  # also refuses nan
+        _fail(name, expected, value)
+    return str(value)
+
+
+def _boolean(name, value, allow_none=False):
+    """True or False from a bool or one of Ansible's spellings (yes/no, on/off, 1/0); None when allowed."""
+    if value is None and allow_none:
+        return None
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, (int, float, str)):
+        word = str(value).strip().lower()
+        word = {"1.0": "1", "0.0": "0"}.get(word, word)
+        if word in _TRUE:
+            return True
+        if word in _FALSE:
+            return False
+    _fail(name, "true or false" + (" or null" if allow_none else ""), value)
+
+
+def _spec_json(spec):
+    """--speculative-config's value: Ansible's `to_json(sort_keys=true)` is json.dumps with these defaults."""
+    if not isinstance(spec, Mapping):
+        _fail("speculative_config", "a dict (empty for none)", spec)
+    if spec and "method" not in spec:
+        _fail("speculative_config", "a dict with a method (e.g. method: dflash)", dict(spec))
+    try:
+        return json.dumps(spec, sort_keys=True)
+    except (TypeError, ValueError) as exc:
+        raise VllmServeError("%s: expected a dict of JSON values (strings, numbers, booleans, null, lists, dicts): %s"
+                             % (_var("speculative_config"), exc))
+
+
+def _extra_args(extra_args):
+    if isinstance(extra_args, (str, bytes, Mapping)) or not isinstance(extra_args, (list, tuple)):
+        _fail("extra_args", "a list of arguments", extra_args)
+    args = []
+    for index, arg in enumerate(extra_args):
+        if isinstance(arg, bool) or not isinstance(arg, (str, int, float)):
+            raise VllmServeError("%s[%d]: expected a string (quote it in YAML), got %s (%s)"
+                                 % (_var("extra_args"), index, _show(arg), type(arg).__name__))
+        args.append(str(arg))
+    return args
+
+
+def _entry_argv(entry_point):
+    what = "the entry point (vllm_version_info's entry_point)"
+    if not isinstance(entry_point, Mapping):
+        raise VllmServeError("%s: expected a dict with argv and model_arg, got %s" % (what, _show(entry_point)))
+    argv = entry_point.get("argv")
+    if isinstance(argv, (str, bytes)) or not isinstance(argv, (list, tuple)) or not argv \
+            or not all(isinstance(a, str) and a for a in argv):
+        raise VllmServeError("%s: expected argv a non-empty list of strings, got %s" % (what, _show(argv)))
+    model_arg = entry_point.get("model_arg")
+    if model_arg not in MODEL_ARGS:
+        raise VllmServeError("%s: expected model_arg one of %s, got %s"
+                             % (what, ", ".join(MODEL_ARGS), _show(model_arg)))
+    return list(argv), model_arg
+
+
+def _checked_line(name, arg):
+    """``arg`` unless it holds a control character (which could end the unit's ExecStart= line)."""
+    bad = _UNSAFE.search(arg)
+    if bad:
+        raise VllmServeError(
+            "%s: %s has a control character (U+%04X) at index %d; a command-line argument must be one line "
+            "of printable text (no newline, carriage return, tab or NUL)"
+            % (name, _show(arg), ord(bad.group()), bad.start()))
+    return arg
+
+
+def _optional_text(name, value):
+    """A string setting where empty (or null) leaves the flag out."""
+    return _text(name, "" if value is None else value, allow_empty=True)
+
+
+def build_serve_argv(entry_point, model, served_model_name, host, port, tensor_parallel_size=1,
+                     gpu_memory_utilization=0.9, max_model_len=None, max_num_batched_tokens=None,
+                     enable_chunked_prefill=None, reasoning_parser="", enable_auto_tool_choice=False,
+                     tool_call_parser="", language_model_only=False, trust_remote_code=False,
+                     speculative_config=None, extra_args=()):
+    """The `vllm serve` command line of the vllm_service role's settings.
+
+    ``entry_point`` is vllm_version_info's {"argv": [...], "model_arg": "positional" | "--model"}.
+    Returns {"flags": [...], "argv": [...]}: the flags alone (what vLLM's own parser is given after
+    --model) and the whole command line. Every value is a str; numbers keep their own spelling
+    (0.9 -> "0.9", "0.90" -> "0.90"), the speculative config is JSON with sorted keys. The flags
+    come in a fixed order, the extra arguments last.
+    """
+    entry_argv, model_arg = _entry_argv(entry_point)
+    model = _checked_line(_var("model"), _text("model", model))
+    if not model.startswith("/"):
+        _fail("model", "an absolute path", model)
+    flags = []
+
+    def option(name, flag, value=None):
+        flags.append(flag)
+        if value is not None:
+            flags.append(_checked_line(_var(name), value))
+
+    option("served_model_name", "--served-model-name", _text("served_model_name", served_model_name))
+    option("host", "--host", _text("host", host))
+    option("port", "--port", _unsigned("port", port, 1, 65535))
+    option("tensor_parallel_size", "--tensor-parallel-size", _unsigned("tensor_parallel_size", tensor_parallel_size, 1))
+    option("gpu_memory_utilization", "--gpu-memory-utilization",
+           _fraction("gpu_memory_utilization", gpu_memory_utilization))
+    if max_model_len is not None:
+        option("max_model_len", "--max-model-len", _unsigned("max_model_len", max_model_len, 1))
+    if max_num_batched_tokens is not None:
+        option("max_num_batched_tokens", "--max-num-batched-tokens",
+               _unsigned("max_num_batched_tokens", max_num_batched_tokens, 1))
+    chunked = _boolean("enable_chunked_prefill", enable_chunked_prefill, allow_none=True)
+    if chunked is not None:  # null leaves vLLM's own default
+        option("enable_chunked_prefill", "--enable-chunked-prefill" if chunked else "--no-enable-chunked-prefill")
+    reasoning_parser = _optional_text("reasoning_parser", reasoning_parser)
+    if reasoning_parser:
+        option("reasoning_parser", "--reasoning-parser", reasoning_parser)
+    if _boolean("enable_auto_tool_choice", enable_auto_tool_choice):
+        option("enable_auto_tool_choice", "--enable-auto-tool-choice")
+    tool_call_parser = _optional_text("tool_call_parser", tool_call_parser)
+    if tool_call_parser:
+        option("tool_call_parser", "--tool-call-parser", tool_call_parser)
+    if _boolean("language_model_only", language_model_only):
+        option("language_model_only", "--language-model-only")
+    if _boolean("trust_remote_code", trust_remote_code):
+        option("trust_remote_code", "--trust-remote-code")
+    spec = {} if speculative_config is None else speculative_config
+    spec_json = _spec_json(spec)
+    if spec:
+        option("speculative_config", "--speculative-config", spec_json)
+    for index, arg in enumerate(_extra_args(extra_args)):
+        flags.append(_checked_line("%s[%d]" % (_var("extra_args"), index), arg))
+    model_part = [model] if model_arg == "positional" else ["--model", model]
+    return {"flags": flags, "argv": entry_argv + model_part + flags}
+
+
+def _bare_host(bind_host):
+    if bind_host is None:
+        return ""
+    if not isinstance(bind_host, str):
+        raise VllmServeError("host: expected an IP address or a host name, got %s (%s)"
+                             % (_show(bind_host), type(bind_host).__name__))
+    if bind_host != bind_host.strip() or _UNSAFE.search(bind_host):
+        raise VllmServeError("host: expected an IP address or a host name without spaces or control characters, got %s"
+                             % _show(bind_host))
+    return bind_host[1:-1] if bind_host.startswith("[") and bind_host.endswith("]") else bind_host
+
+
+def probe_host(bind_host):
+    """The address a client on the same host uses to reach a server bound to ``bind_host``.
+
+    A server bound to every address of a family is reached on that family's loopback:
+    "0.0.0.0" -> "127.0.0.1", "::" (any spelling, brackets or not) -> "::1"; an empty or
+    missing host (vLLM's default, every address) -> "127.0.0.1". Any other address or host
+    name is probed as it is (without brackets; probe_url adds them).
+    """
+    bare = _bare_host(bind_host)
+    if not bare:
+        return "127.0.0.1"
+    try:
+        address = ipaddress.ip_address(bare)
+    except ValueError:
+        return bare  # a host name (or an IPv6 address with a zone): as it is
+    if address.is_unspecified:
+        return "127.0.0.1" if address.version == 4 else "::1"
+    return bare
+
+
+def probe_url(bind_host, port):
+    """http://<probe_host>:<port>, an IPv6 address in brackets (http://[::1]:8000)."""
+    if isinstance(port, bool) or not isinstance(port, int) or not 0 < port < 65536:
+        raise VllmServeError("port: expected an integer 1-65535, got %s" % _show(port))
+    host = probe_host(bind_host)
+    if ":" in host:
+        host = "[%s]" % host
+    return "http://%s:%d" % (host, port)
+
+
+def settle_speculative_config(configured, drafter_config=None):
+    """The speculative config the server gets: ``configured`` with num_speculative_tokens filled in.
+
+    A drafter is trained to propose block_size - 1 tokens; its config.json's block_size gives
+    num_speculative_tokens unless the setting names it. No speculative config stays {}.
+    """
+    if configured is None:
+        configured = {}
+    if not isinstance(configured, Mapping):
+        _fail("speculative_config", "a dict (empty for none)", configured)
+    settled = dict(configured)
+    drafter_config = drafter_config or {}
+    if not isinstance(drafter_config, Mapping):
+        raise VllmServeError("the drafter's config.json: expected a JSON object, got %s" % _show(drafter_config))
+    if settled and "num_speculative_tokens" not in settled and "block_size" in drafter_config:
+        block_size = drafter_config["block_size"]
+        if isinstance(block_size, bool) or not isinstance(block_size, int) or block_size < 1:
+            raise VllmServeError("the drafter's config.json: expected block_size an integer >= 1, got %s"
+                                 % _show(block_size))
+        settled["num_speculative_tokens"] = block_size - 1
+    return settled
+
+
+def _invocation(name, value):
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise VllmServeError("%s: expected the unit's InvocationID (a string), got %s" % (name, _show(value)))
+    return value.strip()
+
+
+def restart_result(invocation_before, invocation_after):
+    """Whether the unit (re)started between two reads of its InvocationID, as a result dict.
+
+    systemd gives every start of a unit a new InvocationID, so this sees a restart by the
+    handler and a start of a stopped unit alike, and never one from an earlier run. The
+    result has "changed" so that `is changed` reads it like a task's result.
+    """
+    before = _invocation("invocation_before", invocation_before)
+    after = _invocation("invocation_after", invocation_after)
+    return {"changed": bool(after) and after != before, "invocation_before": before, "invocation_after": after}
+
+
+def rollback_plan(enabled, restarted, change_pending, previous_present):
+    """Whether a change whose server is not ready is rolled back; if not, why.
+
+    A rollback puts back the unit and environment kept before this run wrote new ones, so it
+    needs: rollback enabled, a change of the unit or environment in this run, the server
+    restarted with it, and both previous files there to keep (not on a first installation).
+    """
+    previous_present = list(previous_present or [])
+    if not _boolean("rollback", enabled):
+        reason = "%s is false" % _var("rollback")
+    elif not change_pending:
+        reason = "this run did not change the unit or its environment"
+    elif not restarted:
+        reason = "the server did not restart in this run (%s=defer?)" % _var("restart_policy")
+    elif not previous_present or not all(previous_present):
+        reason = "there was no previous unit and environment to go back to (a first installation)"
+    else:
+        return {"roll_back": True, "reason": ""}
+    return {"roll_back": False, "reason": reason}
