@@ -34,6 +34,7 @@ from ansible_collections.inference.gpu_host.plugins.module_utils.vllm_log import
     read_unit_journal,
     safe_text,
 )
+from _result_checks import assert_valid_utf8  # noqa: E402  pylint: disable=wrong-import-position
 
 DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "vllm_logs")
 MB = 1024 * 1024
@@ -73,19 +74,6 @@ SHORT_LINES = [ln for ln in REAL_LINES if len(ln) < 600]
 TRACEBACK_LINES = [ln for ln in REAL_LINES if any(k in ln for k in (
     b"Traceback", b"  File ", b"Error", b"Exception", b"what()", b"terminate called", b"above exception",
     b"Value error", b"Main process exited", b"error:", b"Failed to import"))]
-
-
-def assert_valid_utf8(value):
-    """Every str in the result encodes as UTF-8 (what Ansible's controller checks before it accepts a result)."""
-    if isinstance(value, str):
-        value.encode("utf-8")
-    elif isinstance(value, dict):
-        for key, item in value.items():
-            assert_valid_utf8(key)
-            assert_valid_utf8(item)
-    elif isinstance(value, (list, tuple)):
-        for item in value:
-            assert_valid_utf8(item)
 
 
 def assert_within_caps(res, max_lines=40):

@@ -14,6 +14,7 @@ import tempfile
 
 import pytest
 import _module_runner  # noqa: E402  pylint: disable=wrong-import-position
+from _result_checks import assert_valid_utf8  # noqa: E402  pylint: disable=wrong-import-position
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(HERE))))
@@ -114,22 +115,6 @@ def test_unit_with_given_invocation(tmp_path, fake_systemd):
 
 
 # ---- logs of any size and encoding ---------------------------------------------------------------------
-
-def assert_valid_utf8(value):
-    """What Ansible's controller checks before it accepts a module result: every str encodes as UTF-8.
-
-    json.loads turns the "\\udcff" escape a module prints for a surrogate-escaped byte into a lone
-    surrogate; encoding it fails here just as "Refusing to deserialize an invalid UTF8 string" does there.
-    """
-    if isinstance(value, str):
-        value.encode("utf-8")
-    elif isinstance(value, dict):
-        for key, item in value.items():
-            assert_valid_utf8(key)
-            assert_valid_utf8(item)
-    elif isinstance(value, list):
-        for item in value:
-            assert_valid_utf8(item)
 
 
 def _bad_byte_log(tmp_path, name="bad.log"):

@@ -21,6 +21,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 import _module_runner  # noqa: E402  pylint: disable=wrong-import-position
+from _result_checks import assert_valid_utf8  # noqa: E402  pylint: disable=wrong-import-position
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(HERE))))
@@ -299,18 +300,6 @@ def test_listen_all_is_reached_on_loopback(tmp_path, server):
 
 
 # ---- encodings and sizes: every string returned is valid UTF-8 -----------------------------------------
-
-def assert_valid_utf8(value):
-    """What Ansible's controller checks before it accepts a module result: every str encodes as UTF-8."""
-    if isinstance(value, str):
-        value.encode("utf-8")
-    elif isinstance(value, dict):
-        for key, item in value.items():
-            assert_valid_utf8(key)
-            assert_valid_utf8(item)
-    elif isinstance(value, list):
-        for item in value:
-            assert_valid_utf8(item)
 
 
 def test_log_with_a_non_utf8_byte_still_gives_the_cause(tmp_path):
