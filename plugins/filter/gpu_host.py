@@ -1,7 +1,10 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, inference.gpu_host contributors
 # Apache License 2.0 (see LICENSE)
-"""Filters that let roles reach the collection's shared knowledge (module_utils) from Jinja."""
+"""Filters that let roles reach the collection's shared knowledge (module_utils) from Jinja.
+
+Each filter's user documentation is its own plugins/filter/<name>.yml (ansible-doc -t filter).
+"""
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 

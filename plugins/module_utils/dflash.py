@@ -13,6 +13,7 @@ __metaclass__ = type
 # Public API (plain Python, stdlib only; every failure a DflashConfigError):
 # * build_target_layer_ids(num_target_layers, k) -> [int]
 # * read_target_config(path) -> dict (a target dir with config.json, or the file)
+# * read_json_file(path) -> (raw bytes, parsed JSON), bounded (also the module's reader of an existing dest)
 # * text_config(target_config) -> dict (text_config overlaid on the top level)
 # * DRAFTER_PROFILES, find_profile(name) / match_profiles(shapes)
 # * inspect_drafter(header, target_hidden_size) -> dict of shapes and sources
@@ -24,8 +25,12 @@ __metaclass__ = type
 import json
 import os
 import re
+import stat
 
-from ansible_collections.inference.gpu_host.plugins.module_utils.safetensors_header import METADATA_KEY
+from ansible_collections.inference.gpu_host.plugins.module_utils.safetensors_header import (
+    METADATA_KEY,
+    json_nesting_depth,
+)
 from ansible_collections.inference.gpu_host.plugins.module_utils import vllm_versions
 
 ARCHITECTURE = "DFlashDraftModel"
@@ -37,6 +42,8 @@ LAYER_ID_POLICIES = ("report", "compensate", "fail")
 IDS_POLICIES = ("warn", "require_explicit")
 PROFILE_AUTO = "auto"
 PROFILE_NONE = "none"
+MAX_JSON_FILE_SIZE = 16 * 1024 * 1024  # a model config.json is a few KB
+MAX_JSON_FILE_DEPTH = 32  # multimodal configs nest a few levels; nothing real needs more
 
 # Per-layer tensors of a DFlash v1 drafter (dflash.md): 11 per layer.
 LAYER_TENSORS = (
@@ -181,19 +188,49 @@ def validate_target_layer_ids(ids, num_target_layers, k, what="target_layer_ids"
 
 # ---------------------------------------------------------------- target ---
 
+def read_json_file(path):
+    """(raw bytes, parsed JSON) of a small JSON file, bounded before json parses it.
+
+    A regular file only (a FIFO would block, /dev/zero never end), at most
+    MAX_JSON_FILE_SIZE bytes of UTF-8, nested at most MAX_JSON_FILE_DEPTH levels
+    (json recurses once per level). Raises ValueError with a sentence on what is
+    wrong, IOError/OSError when the file cannot be read.
+    """
+    if not stat.S_ISREG(os.stat(path).st_mode):
+        raise ValueError("not a regular file")
+    with open(path, "rb") as handle:
+        raw = handle.read(MAX_JSON_FILE_SIZE + 1)
+    if len(raw) > MAX_JSON_FILE_SIZE:
+        raise ValueError("larger than %d bytes" % MAX_JSON_FILE_SIZE)
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ValueError("not UTF-8 text: byte 0x%02x at offset %d" % (raw[exc.start], exc.start))
+    if json_nesting_depth(text, MAX_JSON_FILE_DEPTH) > MAX_JSON_FILE_DEPTH:
+        raise ValueError("its JSON nests deeper than %d levels" % MAX_JSON_FILE_DEPTH)
+    try:
+        return raw, json.loads(text)
+    except ValueError as exc:
+        raise ValueError("not valid JSON: %s" % exc)
+
+
 def read_target_config(path):
-    """The target's config.json as a dict; ``path`` is the model directory or the file."""
+    """The target's config.json as a dict; ``path`` is the model directory or the file.
+
+    Read with read_json_file's bounds; every failure a DflashConfigError naming the file.
+    """
     path = os.fspath(path)
     config_path = os.path.join(path, "config.json") if os.path.isdir(path) else path
     try:
-        with open(config_path, "rb") as handle:
-            config = json.loads(handle.read().decode("utf-8"))
+        _raw, config = read_json_file(config_path)
     except (IOError, OSError) as exc:
-        raise DflashConfigError("target config %s: cannot read: %s" % (config_path, exc))
+        raise DflashConfigError("target config %s: cannot read: %s" % (config_path, exc.strerror or exc))
     except ValueError as exc:
-        raise DflashConfigError("target config %s: not valid JSON: %s" % (config_path, exc))
+        raise DflashConfigError("target config %s: %s; expected a model config.json (a JSON object)"
+                                % (config_path, exc))
     if not isinstance(config, dict):
-        raise DflashConfigError("target config %s: not a JSON object" % config_path)
+        raise DflashConfigError("target config %s: not a JSON object but a JSON %s; expected a model config.json"
+                                % (config_path, type(config).__name__))
     return config
 
 
@@ -719,6 +756,9 @@ def derive_drafter_config(header, target_config, profile=PROFILE_AUTO, overrides
     record("max_position_embeddings", max_pos, where)
 
     tie, tie_where = _target_key(target_config, "tie_word_embeddings")
+    if tie is not None and not isinstance(tie, bool):
+        # copied into the drafter's config as it is, where a string such as "false" would read as true
+        raise DflashConfigError("%s must be true or false, got %r" % (tie_where, tie))
 
     policy = apply_layer_id_policy(ids, num_target_layers, vllm_version, layer_id_policy)
     warnings.extend(policy["warnings"])

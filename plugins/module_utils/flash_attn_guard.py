@@ -38,6 +38,7 @@ import stat
 from ansible_collections.inference.gpu_host.plugins.module_utils.venv_lock import (
     VenvLockError,
     canonicalize_name,
+    distribution_name_version,
     find_site_packages,
 )
 
@@ -50,7 +51,7 @@ STATES = ("ok", "absent", "conflict")
 # Real RECORDs are a few hundred KB (torch's: ~2 MB); the bounds only keep a
 # garbage file from eating the node's memory.
 MAX_LIST_BYTES = 64 * 1024 * 1024
-MAX_HEADER_BYTES = 1024 * 1024
+MAX_HEADER_BYTES = 1024 * 1024  # top_level.txt and .pth files (METADATA: venv_lock's own bound)
 MAX_FIELD = 4096  # PATH_MAX: no real path or hash is longer
 RECORD_HASHES = ("sha256", "sha384", "sha512")  # what the wheel spec allows
 MAX_SHOWN = 20
@@ -61,8 +62,6 @@ RMDIR = "rmdir_if_empty"
 
 _PYC_RE = re.compile(r"^(?P<stem>[^.]+)\.[^.]+(?:\.opt-\d+)?\.pyc$")
 _MAJOR_RE = re.compile(r"^\s*v?(?:\d+!)?(\d+)")
-# name-version[-pyX.Y][-platform].dist-info / .egg-info: the name has no '-' in an installed dist-info
-_DIST_DIR_RE = re.compile(r"^(?P<name>[^-]+)-(?P<version>[^-]+?)(?:-py[^-]*)?(?:-[^-]+)?\.(?:dist|egg)-info$")
 
 
 class FlashAttnGuardError(RuntimeError):
@@ -177,20 +176,6 @@ def _read_head(path, what):
         return ""
 
 
-def _metadata_headers(path):
-    """Name/Version (and other single headers) of METADATA/PKG-INFO; {} when missing or unreadable."""
-    headers = {}
-    for line in _read_head(path, "METADATA").splitlines():
-        if not line.strip():
-            break  # the long description after the first blank line is not needed
-        if line[:1] in (" ", "\t"):
-            continue
-        key, sep, val = line.partition(":")
-        if sep and key.lower() not in headers:
-            headers[key.lower()] = val.strip()
-    return headers
-
-
 def _top_level(dist_path):
     text = _read_head(os.path.join(dist_path, "top_level.txt"), "top_level.txt")
     return set(line.strip().replace("/", ".").split(".")[0] for line in text.splitlines() if line.strip())
@@ -199,14 +184,12 @@ def _top_level(dist_path):
 def _identity(entry, dist_path):
     """(raw name, version) from METADATA, else from the directory name (flash_attn-2.8.3.dist-info).
 
-    A dist-info whose METADATA is lost must still be recognised as flash-attn 2.x: taken for an
-    unknown version it would be uninstalled as an offender.
+    A dist-info whose METADATA is lost, unreadable or damaged (a Name that is not UTF-8)
+    must still be recognised as flash-attn 2.x: taken for an unknown distribution it
+    would be uninstalled as an offender. venv_lock holds the one METADATA reader.
     """
-    headers = _metadata_headers(os.path.join(dist_path, "METADATA" if entry.endswith(".dist-info") else "PKG-INFO"))
-    match = _DIST_DIR_RE.match(entry)
-    raw = headers.get("name") or (match.group("name") if match else entry.rsplit("-", 1)[0])
-    version = headers.get("version") or (match.group("version") if match else "") or "unknown"
-    return raw, version
+    name, version = distribution_name_version(dist_path, damaged_ok=True)
+    return name or entry.rsplit("-", 1)[0], version or "unknown"
 
 
 def _read_file_list(dist_path, site):

@@ -15,7 +15,9 @@ __metaclass__ = type
 # Reads lock/constraints files as `uv pip compile` writes them (name==version,
 # --hash continuation lines, "# via" comments, extras, "; markers" from
 # --universal, "name @ url" pins) and the venv's *.dist-info/METADATA (and
-# legacy *.egg-info) headers.
+# legacy *.egg-info) headers. This is the collection's one METADATA reader
+# (distribution_name_version; flash_attn_guard uses it too) and its one name
+# normaliser (canonicalize_name).
 #
 # Every read is bounded and every file is decoded strictly where its content
 # decides the answer: a lock file that is binary, not UTF-8 or holds control
@@ -460,11 +462,10 @@ def find_site_packages(path):
 def _metadata_header_lines(path):
     """The raw header lines of a METADATA/PKG-INFO file (bytes), up to the first blank line.
 
-    Reads at most MAX_METADATA_HEADER_SIZE bytes; a line cut by that bound is dropped.
-    Raises IOError/OSError when the file cannot be read.
+    Reads at most MAX_METADATA_HEADER_SIZE bytes of a regular file; a line cut by that bound is dropped.
+    Raises IOError/OSError when the file cannot be read or is not a regular file.
     """
-    with open(path, "rb") as handle:
-        raw = handle.read(MAX_METADATA_HEADER_SIZE + 1)
+    raw = _read_bounded(path, MAX_METADATA_HEADER_SIZE)
     lines = raw.split(b"\n")
     if len(raw) > MAX_METADATA_HEADER_SIZE:
         lines.pop()
@@ -502,10 +503,10 @@ def read_metadata_headers(path):
     return dict((key, val.decode("utf-8", "replace")) for key, val in fields.items())
 
 
-def _name_and_version(path):
+def read_name_and_version(path):
     """(Name, Version) of a METADATA/PKG-INFO, each None when absent or the file is unreadable.
 
-    Both decide what the venv holds, so bytes that are not UTF-8 in them are an error naming the file.
+    Both decide what the venv holds, so bytes that are not UTF-8 in them are a VenvLockError naming the file.
     """
     try:
         fields = _metadata_fields(path)
@@ -556,6 +557,33 @@ def _read_direct_url(path):
 _DIST_DIR_RE = re.compile(r"^(?P<name>.+?)-(?P<version>[^-]+?)(?:-py[^-]*)?(?:-[^-]+)?\.(?:dist|egg)-info$")
 
 
+def distribution_name_version(dist_path, damaged_ok=False):
+    """(raw Name, Version) of an installed dist-info/egg-info; either is None when nothing tells it.
+
+    From its METADATA (PKG-INFO for an egg-info; a legacy egg-info may be that file
+    itself), else from the directory name (flash_attn-2.8.3.dist-info), so a
+    distribution whose METADATA is lost is still known. A Name or Version that is
+    not UTF-8 raises VenvLockError naming the file; with ``damaged_ok`` such a
+    METADATA counts as missing instead.
+    """
+    entry = os.path.basename(dist_path)
+    if os.path.isdir(dist_path):
+        meta = os.path.join(dist_path, "METADATA" if entry.endswith(".dist-info") else "PKG-INFO")
+    else:
+        meta = dist_path
+    try:
+        name, version = read_name_and_version(meta)
+    except VenvLockError:
+        if not damaged_ok:
+            raise
+        name, version = None, None
+    if not name or not version:
+        match = _DIST_DIR_RE.match(entry)
+        if match:
+            name, version = name or match.group("name"), version or match.group("version")
+    return name, version
+
+
 def installed_distributions(site_packages):
     """List the distributions installed in a site-packages directory.
 
@@ -573,15 +601,7 @@ def installed_distributions(site_packages):
         if not (entry.endswith(".dist-info") or entry.endswith(".egg-info")):
             continue
         full = os.path.join(site_packages, entry)
-        if os.path.isdir(full):
-            meta = os.path.join(full, "METADATA" if entry.endswith(".dist-info") else "PKG-INFO")
-        else:
-            meta = full  # a legacy single-file egg-info
-        name, version = _name_and_version(meta)
-        if not name or not version:
-            match = _DIST_DIR_RE.match(entry)
-            if match:
-                name, version = name or match.group("name"), version or match.group("version")
+        name, version = distribution_name_version(full)
         if not name:
             continue
         url, problem = None, None

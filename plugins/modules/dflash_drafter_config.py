@@ -13,66 +13,25 @@ version_added: 0.1.0
 description:
   - Reads only the safetensors header(s) of a DFlash v1 drafter (never the tensor data) and the target model's
     C(config.json), and writes the drafter's C(config.json) for vLLM's C(DFlashDraftModel).
-  - "From the tensors: C(hidden_size) = C(fc.weight) dim 0; the number K of captured target layers =
-    C(fc.weight) dim 1 / the target's hidden size (must divide exactly); C(num_hidden_layers) = the number of
-    C(layers.N.) prefixes (0..N-1 without gaps, identical shapes); C(head_dim) from C(self_attn.q_norm.weight);
-    C(num_attention_heads) / C(num_key_value_heads) from C(q_proj) / C(k_proj) rows / C(head_dim);
-    C(intermediate_size) from C(mlp.gate_proj.weight). The drafter's head layout is its own and never copied
-    from the target."
-  - "From the target's C(config.json) (C(text_config) first, for multimodal targets such as Qwen3.5/3.6):
-    C(num_target_layers) (its C(num_hidden_layers)), C(vocab_size), C(rope_theta) / C(rope_parameters) (dropping
-    C(mrope_section), C(mrope_interleaved), C(partial_rotary_factor), which describe the target's own attention),
-    C(rms_norm_eps), C(max_position_embeddings), C(tie_word_embeddings)."
-  - "What the tensors cannot tell (O(block_size), O(mask_token_id), O(layer_types), O(sliding_window), and where the
-    drafter differs from its target O(max_position_embeddings), rope, O(rms_norm_eps)) comes from a drafter
-    profile (a table of published drafters, see O(profile)) or from the options, which win over everything. An
-    unknown drafter without O(block_size), O(mask_token_id) and O(layer_types) is an error, not a guess."
-  - "C(target_layer_ids): O(target_layer_ids), else the profile's published ids, else DFlash's formula
-    build_target_layer_ids(L, K) for a target of L layers: K == 1 gives L // 2; else id i is
-    int(round(1 + i * (L - 4) / (K - 1))) with Python's round, half to even. E.g. 64 layers, K=5 -> C([1, 16, 31, 46, 61])."
-  - "Which vLLM reads which key: every vLLM with DFlash (>= 0.20.0) reads C(architectures), C(model_type),
-    C(hidden_size), C(num_hidden_layers), C(num_attention_heads), C(num_key_value_heads), C(head_dim),
-    C(intermediate_size), C(hidden_act), C(rms_norm_eps), C(max_position_embeddings), C(rope_theta) +
-    C(rope_scaling) or C(rope_parameters) (both forms are written, consistent), C(vocab_size),
-    C(dflash_config.target_layer_ids) and C(dflash_config.mask_token_id); a key missing silently takes Qwen3's
-    default, which is why all are always written."
-  - "C(dflash_config.target_layer_ids): vLLM 0.20.0 - 0.21.x use them without vLLM's own +1 shift, capturing every
-    layer one early (about 4% lower acceptance length, vllm-project/vllm PR 40727); vLLM >= 0.22.0 adds the +1.
-    See O(layer_id_policy)."
-  - "C(layer_types), C(sliding_window), C(use_sliding_window): ignored by vLLM < 0.25.0 (every layer runs full
-    attention); vLLM 0.25.x honours them only when every layer slides (mixed -> NotImplementedError); vLLM >= 0.26.0
-    runs mixed drafters with C(VLLM_USE_V2_MODEL_RUNNER=1)."
-  - "C(block_size) (top level and in C(dflash_config)) and C(num_target_layers): read by DFlash's remote code and
-    other runtimes, not by vLLM. C(inference_gpu_host) records the DFlash ids, the ids shift, the policy and the
-    vLLM version the ids were written for, so a drift check can spot a config written for another vLLM; vLLM
-    ignores it. C(eagle_aux_hidden_state_layer_ids) is never written (vLLM reads it first, unshifted)."
-  - The whole file is replaced by the derived content (nothing stale is kept), written atomically, as
-    deterministic JSON (sorted keys, indent 2), so an unchanged input gives C(changed=false). On any error the
-    existing file is left untouched.
-  - Refuses DFlash2 checkpoints (C(attention_conv), C(mlp_conv), C(candidate_selector) tensors), drafters whose
-    tensors do not match the target (hidden size, missing C(fc.weight) or norms), and quantized drafters.
-  - "Checks its own inputs before reading a tensor or writing a byte, and fails naming the option or file: relative
-    paths; an integer option above 2147483647; a O(rope_theta) or O(rms_norm_eps) that is not finite; a O(rope_scaling)
-    or O(rope_parameters) value that is not a number, string, boolean, null or list of numbers; a O(vllm_version)
-    longer than 128 characters or with control characters; an O(owner) or O(group) unknown on the host; a target
-    C(config.json) that is not a regular file, is over 16 MiB or nests deeper than 32 levels; a drafter header that
-    is not a valid safetensors header (nesting deeper than 4 levels, wrong types, offsets outside the file)."
-  - "O(dest) must not be one of the files read (the drafter, its index, the target's C(config.json)) nor name a
-    C(.safetensors) file, and an existing O(dest) is replaced only when it is a regular file holding a JSON object (a
-    C(config.json)); anything else is refused, so a typo in O(dest) cannot overwrite an unrelated file. O(mode),
-    O(owner) and O(group) are applied to the new file before it replaces O(dest)."
+  - The drafter's shapes come from its tensors, the vocabulary, rope and norm values from the target's
+    C(config.json) (C(text_config) first). What the tensors cannot tell (O(block_size), O(mask_token_id),
+    O(layer_types), O(sliding_window)) comes from a drafter profile (O(profile)) or from the options, which win
+    over everything; an unknown drafter without them is an error, not a guess.
+  - The target layer ids are O(target_layer_ids), else the profile's published ids, else DFlash's
+    C(build_target_layer_ids) formula; O(layer_id_policy) decides what is written for the vLLM that reads them
+    (vLLM 0.20.x - 0.21.x apply them without its +1 shift).
+  - Every key vLLM reads is written (a missing one silently takes Qwen3's default), as deterministic JSON written
+    atomically, so an unchanged input gives C(changed=false); on any error the existing file is left untouched.
+  - Refuses DFlash2 and quantized drafters, and drafters whose tensors do not match the target.
+  - Checks its own inputs before reading a tensor or writing a byte and fails naming the option or file. O(dest)
+    must not be one of the files read nor name a C(.safetensors) file, and an existing O(dest) is replaced only
+    when it holds a JSON object, so a typo cannot overwrite an unrelated file.
 author:
   - inference.gpu_host contributors (!UNKNOWN)
-attributes:
-  check_mode:
-    description: Can run in check_mode and return changed status prediction without modifying target.
-    support: full
-  diff_mode:
-    description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
-    support: full
-  idempotent:
-    description: When run twice in a row outside check mode, with the same arguments, the second invocation indicates no change.
-    support: full
+extends_documentation_fragment:
+  - inference.gpu_host._attributes
+  - inference.gpu_host._attributes.CHECK_MODE_DIFF_MODE
+  - inference.gpu_host._attributes.PLATFORM_POSIX
 options:
   drafter:
     description:
@@ -96,10 +55,8 @@ options:
       - The drafter profile giving the values the tensors cannot tell.
       - V(auto) picks the profile whose shape signature the drafter fits (none is fine if the options give the
         values); V(none) uses no profile; a profile name must fit the drafter's shapes or the module fails.
-      - "V(qwen3.6-27b-dflash): z-lab/Qwen3.6-27B-DFlash (64-layer target, H 5120, 5 layers = 4 sliding + 1 full,
-        window 2048, block 16, mask 248070, max_position_embeddings 262144, ids [1, 16, 31, 46, 61])."
-      - "V(qwen3-8b-dflash-b16) / V(qwen3-4b-dflash-b16): z-lab's Qwen3 drafters (36-layer targets, H 4096 / 2560,
-        block 16, mask 151669, max_position_embeddings 40960, ids [1, 9, 17, 25, 33], full attention)."
+      - V(qwen3.6-27b-dflash), V(qwen3-8b-dflash-b16), V(qwen3-4b-dflash-b16) are z-lab's published drafters for
+        Qwen3.6-27B, Qwen3-8B and Qwen3-4B; their values are listed in C(docs/dflash.md).
     type: str
     default: auto
     choices: [auto, none, qwen3.6-27b-dflash, qwen3-8b-dflash-b16, qwen3-4b-dflash-b16]
@@ -179,8 +136,8 @@ options:
   layer_id_policy:
     description:
       - How to write the ids for a vLLM that uses them without its +1 shift (0.20.0 - 0.21.x, e.g. ct129's 0.20.1).
-      - V(report) writes the DFlash ids and warns that this vLLM captures every layer one early (about 4% lower
-        acceptance length per vllm-project/vllm PR 40727); fix by upgrading to >= 0.22.0 or choosing V(compensate).
+      - V(report) writes the DFlash ids and warns that this vLLM captures every layer one early (a lower acceptance
+        length, see C(docs/vllm-versions.md)); fix by upgrading to >= 0.22.0 or choosing V(compensate).
       - V(compensate) writes every id + 1 for such a vLLM, so capture lands on the trained layers; fails when an
         id + 1 reaches C(num_target_layers). The ids are rewritten when the vLLM version changes.
       - V(fail) refuses to write a config for such a vLLM.
@@ -202,8 +159,9 @@ options:
       - Group of O(dest).
     type: str
 notes:
-  - Facts and sources are in the collection's C(docs/dflash.md) and C(docs/vllm-versions.md); the vLLM version
-    table lives once, in C(plugins/module_utils/vllm_versions.py).
+  - See C(docs/dflash.md) in the collection for the derivation, the ids formula, the keys vLLM reads and the
+    profiles' values; C(docs/vllm-versions.md) for what each vLLM does with the ids and sliding-window layers;
+    C(docs/bad-input.md) for what bad input gets.
 seealso:
   - name: DFlash reference code
     description: z-lab/dflash, the drafter architecture and C(build_target_layer_ids).
@@ -323,12 +281,10 @@ diff:
 """
 
 import grp
-import json
 import math
 import os
 import pwd
 import re
-import stat
 import tempfile
 
 from ansible.module_utils.basic import AnsibleModule
@@ -338,13 +294,13 @@ from ansible_collections.inference.gpu_host.plugins.module_utils.dflash import (
     DRAFTER_PROFILES,
     DflashConfigError,
     derive_drafter_config,
+    read_json_file,
     read_target_config,
     render_config,
 )
 from ansible_collections.inference.gpu_host.plugins.module_utils.safetensors_header import (
     INDEX_FILENAME,
     SafetensorsHeaderError,
-    json_nesting_depth,
     read_checkpoint,
 )
 from ansible_collections.inference.gpu_host.plugins.module_utils.vllm_versions import (
@@ -368,8 +324,6 @@ MAX_ROPE_KEYS = 64
 MAX_ROPE_LIST = 4096  # long_factor / short_factor: one entry per rotary dimension pair
 MAX_ROPE_STRING = 256
 MAX_VERSION_LENGTH = 128
-MAX_JSON_FILE_SIZE = 16 * 1024 * 1024  # a model config.json is a few KB
-MAX_JSON_FILE_DEPTH = 32  # multimodal configs nest a few levels; nothing real needs more
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 
 
@@ -442,38 +396,6 @@ def check_options(module):
         module.fail_json(msg="vllm_version must be a vLLM version such as '0.20.1' (at most %d printable "
                              "characters), got %r" % (MAX_VERSION_LENGTH, version[:MAX_VERSION_LENGTH]))
     _check_owner_group(module)
-
-
-def read_json_file(path):
-    """(raw bytes, parsed JSON) of a small regular file; ValueError with a sentence on what is wrong.
-
-    Bounded in size and nesting depth before json parses it. IOError/OSError when it cannot be read.
-    """
-    if not stat.S_ISREG(os.stat(path).st_mode):
-        raise ValueError("not a regular file")
-    with open(path, "rb") as handle:
-        raw = handle.read(MAX_JSON_FILE_SIZE + 1)
-    if len(raw) > MAX_JSON_FILE_SIZE:
-        raise ValueError("larger than %d bytes" % MAX_JSON_FILE_SIZE)
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise ValueError("not UTF-8 text: %s" % exc)
-    if json_nesting_depth(text, MAX_JSON_FILE_DEPTH) > MAX_JSON_FILE_DEPTH:
-        raise ValueError("its JSON nests deeper than %d levels" % MAX_JSON_FILE_DEPTH)
-    return raw, json.loads(text)
-
-
-def check_target_config(module, path):
-    """Bound the target's config.json before read_target_config parses it."""
-    if not os.path.exists(path):
-        return  # read_target_config names the missing file
-    try:
-        read_json_file(path)
-    except (IOError, OSError) as exc:
-        module.fail_json(msg="target config %s: cannot read: %s" % (path, to_native(exc)))
-    except ValueError as exc:
-        module.fail_json(msg="target config %s: %s; expected a model config.json (a JSON object)" % (path, exc))
 
 
 def check_dest(module, dest, drafter, target_config_path):
@@ -598,12 +520,11 @@ def main():
     if os.path.realpath(dest) == os.path.realpath(target_config_path):
         module.fail_json(msg="dest %s is the target's own config.json; write the drafter's next to the drafter" % dest)
     before = check_dest(module, dest, params["drafter"], target_config_path)
-    check_target_config(module, target_config_path)
 
     try:
+        target_config = read_target_config(target_path)  # bounded: size, UTF-8, nesting depth
         version, distribution, vllm_source = resolve_vllm(module, warnings)
         header = read_checkpoint(params["drafter"])
-        target_config = read_target_config(target_path)
         result = derive_drafter_config(
             header, target_config,
             profile=params["profile"],

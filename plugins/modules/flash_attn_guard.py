@@ -11,36 +11,25 @@ module: flash_attn_guard
 short_description: Make sure only flash-attn 2.x owns the C(flash_attn) package of a venv
 version_added: "0.1.0"
 description:
-  - Finds every installed distribution of a venv whose files include the C(flash_attn) import package, by reading
-    each C(*.dist-info/RECORD) (and legacy C(installed-files.txt); C(top_level.txt) counts as a claim), and every
-    file or directory under C(site-packages/flash_attn/) that no distribution owns.
-  - C(flash-attn-4) installs C(flash_attn) too, but without C(flash_attn/ops/triton/rotary.py), which vLLM's rotary
-    embedding imports on every GPU; vLLM then dies with C(No module named 'flash_attn.ops').
-    C(pip uninstall flash-attn-4) leaves an empty C(flash_attn/) directory that Python still imports as a namespace
-    package, with the same failure. This module detects both, and under O(policy=remove) removes them.
-  - Never imports C(flash_attn) (it raises on a host without CUDA) and never runs the venv's Python or an installer;
-    it runs with the managed node's own Python and reads files only.
-  - Removal deletes only what the offending distribution's RECORD lists and no other installed distribution's
-    RECORD lists (under any name, symlinks resolved), plus the files of its own dist-info, then leftovers under
-    C(flash_attn/). C(flash-attn) 2.8.3 and C(flash-attn-4) 4.0.0b12 both ship 20 paths under C(flash_attn/cute/);
-    C(pip uninstall flash-attn-4) deletes them from under C(flash-attn) 2.x, this module keeps them.
-  - What removal will delete, all located with their parent directories resolved, so a symlink on the way counts
-    where it leads - regular files and symlinks under C(site-packages/flash_attn/) (a symlink is unlinked, never
-    followed); regular files and symlinks in the offender's own dist-info; a regular file elsewhere in the venv
-    (a console script in C(bin/), a top-level module) only when its content matches the hash its RECORD gives;
-    directories under C(flash_attn/) and the dist-info itself with C(rmdir) once they are empty.
-  - What removal will never delete - a directory a RECORD names (V(.), C(flash_attn), C(../../../bin)), the venv,
-    C(site-packages), C(bin/), C(pyvenv.cfg), C(bin/python*), C(bin/activate*), another distribution's files or
-    dist-info, a symlink outside C(flash_attn/) and the dist-info, anything outside the venv (also when a symlinked
-    directory on the way leads there), or a C(flash_attn) that is itself a symlink (that link is left to a person).
-    A RECORD line of any of these kinds makes O(policy=remove) fail before anything is deleted, listing those lines.
-  - Every path is checked again right before it is deleted; one that became a symlink or a directory since the plan
-    was made stops the removal and is left as it is.
-  - C(flash-attn) is recognised from its dist-info directory name (C(flash_attn-2.8.3.dist-info)) when its METADATA
-    is missing or unreadable, so it is never uninstalled for want of METADATA; a C(flash-attn) whose version cannot
-    be read at all is not uninstalled either (the module fails).
+  - Finds every installed distribution of a venv whose files include the C(flash_attn) import package (from each
+    C(*.dist-info/RECORD), legacy C(installed-files.txt) and C(top_level.txt)), and every file or directory under
+    C(site-packages/flash_attn/) that no distribution owns.
+  - C(flash-attn-4) installs C(flash_attn) without the C(flash_attn.ops) that vLLM imports on every GPU, and
+    C(pip uninstall flash-attn-4) leaves an empty C(flash_attn/) that Python still imports; vLLM then dies with
+    C(No module named 'flash_attn.ops'). This module detects both, and under O(policy=remove) removes them.
+  - Never imports C(flash_attn) nor runs the venv's Python or an installer; it reads files with the managed node's
+    own Python.
+  - Removal is bounded - only files under C(site-packages/flash_attn/) and in the offender's own dist-info that no
+    other distribution lists (paths resolved, symlinks never followed); a RECORD line outside those bounds fails
+    the module before anything is deleted.
+  - C(flash-attn) 2.x is recognised from its dist-info directory name when its METADATA is missing or unreadable,
+    so it is never uninstalled for want of METADATA.
 author:
   - inference.gpu_host contributors (!UNKNOWN)
+extends_documentation_fragment:
+  - inference.gpu_host._attributes
+  - inference.gpu_host._attributes.CHECK_MODE_DIFF_MODE
+  - inference.gpu_host._attributes.PLATFORM_POSIX
 options:
   venv:
     description:
@@ -66,23 +55,21 @@ options:
     default: 2
 attributes:
   check_mode:
-    support: full
-    description:
+    details:
       - With O(policy=remove), reports the exact plan (RV(actions) with the resolved paths of their steps), which a
         real run carries out step by step, and the predicted state; changes nothing.
   diff_mode:
-    support: full
-    description: Shows the owners and leftovers before and after (predicted in check mode).
+    details: Shows the owners and leftovers before and after (predicted in check mode).
   idempotent:
-    support: full
-    description: After a removal the state is C(ok) or C(absent), and a second run has nothing to do.
+    details: After a removal the state is C(ok) or C(absent), and a second run has nothing to do.
 notes:
   - C(flash_attn) found only through the venv's C(.pth) files is reported in RV(other_locations) and not managed.
-  - A RECORD (or C(installed-files.txt)) of any distribution in the venv that cannot be read - not a regular file,
-    binary, not UTF-8, larger than 64 MiB, a field longer than 4096 characters, not CSV - fails the module under
-    every policy, naming the file; nothing is changed.
+  - A RECORD (or C(installed-files.txt)) of any distribution in the venv that cannot be read fails the module
+    under every policy, naming the file; nothing is changed.
   - On a host with a GPU, also import C(flash_attn.ops.triton.rotary) in the venv to prove the kernels load; this
     module proves ownership only.
+  - See C(docs/flash-attn.md) in the collection for why flash-attn-4 breaks vLLM and exactly what removal may delete,
+    and C(docs/bad-input.md) for what bad input gets.
 seealso:
   - module: inference.gpu_host.python_venv_lock
 """

@@ -19,11 +19,13 @@ description:
   - Optionally answers whether a flash-attn major version may be installed for these GPUs (O(flash_attn_major))
     and whether a tensor-parallel size fits them (O(tensor_parallel_size)); the answers are returned, the caller
     decides (a role asserts on C(flash_attn_gate.ok)).
-  - Read-only.
-  - "Bad options fail before C(nvidia-smi) runs, with a message naming the option: a relative O(nvidia_smi_path) or
-    O(kernel_module_version_path), a O(tensor_parallel_size) below 1."
+  - Read-only. Bad options fail before C(nvidia-smi) runs, with a message naming the option.
 author:
   - inference.gpu_host contributors (!UNKNOWN)
+extends_documentation_fragment:
+  - inference.gpu_host._attributes
+  - inference.gpu_host._attributes.INFO_MODULE
+  - inference.gpu_host._attributes.PLATFORM_LINUX
 options:
   nvidia_smi_path:
     description:
@@ -34,8 +36,7 @@ options:
     description:
       - Absolute path of the file that holds the loaded NVIDIA kernel module's version.
       - Read when it is a readable regular file (its first 64 KiB); inside an LXC container it shows the Proxmox
-        node's module, which is what
-        a driver/library mismatch is measured against.
+        node's module, which is what a driver/library mismatch is measured against.
     type: path
     default: /proc/driver/nvidia/version
   flash_attn_major:
@@ -48,20 +49,9 @@ options:
     description:
       - When set, RV(tensor_parallel) tells whether this tensor-parallel size fits the GPU count. At least 1.
     type: int
-attributes:
-  check_mode:
-    description: Can run in check_mode and return changed status prediction without modifying target.
-    support: full
-    details: The module only reads; it runs the same in check mode.
-  diff_mode:
-    description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
-    support: N/A
-    details: Nothing is changed.
-  idempotent:
-    description: When run twice in a row outside check mode, with the same arguments, the second invocation indicates no change.
-    support: full
 notes:
   - Compute capability needs the C(compute_cap) query field of newer drivers; an older C(nvidia-smi) is reported in RV(reason).
+  - See C(docs/bad-input.md) in the collection for what bad input gets.
 seealso:
   - name: nvidia-smi documentation
     description: The query fields and exit codes.

@@ -13,27 +13,22 @@ version_added: 0.1.0
 description:
   - Edits C(/etc/pve/lxc/<vmid>.conf) on the Proxmox node so that the container sees the selected NVIDIA GPUs.
   - >-
-    O(mode=devices) writes Proxmox VE 8.1+ device entries (C(devN: /dev/nvidia0), ...); Proxmox reads the device
-    numbers at container start. O(mode=raw) writes C(lxc.cgroup2.devices.allow: c <major>:* rwm) (or the cgroup v1 key)
-    with the majors read from O(proc_devices), never hard-coded, plus an C(lxc.mount.entry) bind mount for every GPU
-    and control device.
-  - Only lines this module owns are touched (main section only) - C(devN) entries whose path is C(/dev/nvidia*),
-    C(lxc.mount.entry) lines whose source is C(/dev/nvidia*), C(lxc.cgroup*.devices.allow) lines for a major that
-    /proc/devices gives to an C(nvidia*) driver or for a dynamic major that no driver has now (a leftover after the
-    major moved), and the C(dev/shm) mount when O(shm_size) is set. Snapshot and C([pve:pending]) sections and every
-    other line stay byte-for-byte.
-  - Ownership is by content, not by comment markers, because Proxmox moves every comment line of a section to its top
-    (as the description) the next time it writes the file.
-  - Writes atomically (a temp file in the same directory, then rename, as Proxmox itself writes C(/etc/pve)) while
-    holding the lock C(pct) takes for the same container. A restart (C(pct reboot)) is needed for the change to apply;
-    this module does not restart.
-  - The file is edited as bytes - CRLF or LF line ends, a missing final newline, trailing spaces and bytes that are not
-    UTF-8 (a description may hold anything) stay as they are; added lines end like most of the kept lines do.
-  - Every option value that becomes part of a config line must match its whole expected form (no spaces, line breaks
-    or control characters); otherwise the module fails naming the option and writes nothing. A config that is missing,
-    a directory, not a regular file, unreadable or over 1 MiB is refused the same way.
+    O(mode=devices) writes Proxmox VE 8.1+ device entries (C(devN: /dev/nvidia0), ...). O(mode=raw) writes
+    C(lxc.cgroup2.devices.allow: c <major>:* rwm) (or the cgroup v1 key) with the majors read from O(proc_devices),
+    never hard-coded, plus an C(lxc.mount.entry) bind mount for every GPU and control device.
+  - Only the lines this module owns are touched (main section only), recognised by content rather than comment
+    markers, which Proxmox moves - C(devN) entries and C(lxc.mount.entry) lines for C(/dev/nvidia*), the devices
+    lines for an NVIDIA major (or a dynamic major no driver has now), and the C(dev/shm) mount when O(shm_size) is
+    set. Every other line, and the snapshot and C([pve:pending]) sections, keep every byte.
+  - Writes atomically while holding the lock C(pct) takes for the same container; it never restarts the container.
+  - Every option value that becomes part of a config line must match its whole expected form; otherwise the
+    module fails naming the option and writes nothing.
 author:
   - inference.gpu_host contributors (!UNKNOWN)
+extends_documentation_fragment:
+  - inference.gpu_host._attributes
+  - inference.gpu_host._attributes.CHECK_MODE_DIFF_MODE
+  - inference.gpu_host._attributes.PLATFORM_LINUX
 options:
   vmid:
     description: The container's ID.
@@ -106,21 +101,17 @@ options:
     type: path
     default: /run/lock/lxc
 attributes:
-  check_mode:
-    description: Can run in check_mode and return changed status prediction without modifying target.
-    support: full
   diff_mode:
-    description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
-    support: full
     details: The diff is the exact change of the config file, byte for byte (bytes that are not UTF-8 show as C(\xNN)).
-  idempotent:
-    description: When run twice in a row outside check mode, with the same arguments, the second invocation indicates no change.
-    support: full
+  platform:
+    details: A Proxmox VE node (the container's host), not the container.
 notes:
   - The container must be restarted (C(pct reboot <vmid>)) for a change to apply; C(changed) says whether one is pending.
   - In raw mode the C(optional) bind mount silently skips a node that does not exist when the container starts, so create
     C(/dev/nvidia-uvm) at boot on the node (for example C(nvidia-modprobe -u -c 0)). In devices mode a missing node makes
     the container fail to start, so this module refuses to write entries for nodes that do not exist.
+  - See C(docs/hosts.md) in the collection for cgroup v1 and v2 passthrough and the dynamic majors, and
+    C(docs/bad-input.md) for how the file is edited byte for byte and what bad input gets.
 seealso:
   - name: pct.conf(5)
     description: The container configuration format, including C(dev[n]).

@@ -18,15 +18,15 @@ description:
     first and calls the installer only when RV(in_sync) is false; the drift check prints RV(differences).
   - Names are compared in PEP 503 form; versions by PEP 440 (a pin without a local label such as C(+cu130) accepts any).
     Markers are evaluated for the venv's Python (from its C(pyvenv.cfg)) on this node's platform.
-  - "Bad input fails with a message naming the option or file, before anything is compared: a relative O(venv) or
-    O(lock); a lock file that is not a regular file, is larger than 16 MiB, is not UTF-8 (a binary file), holds control
-    characters in a line, or pins a version longer than 128 characters; an environment marker nested deeper than 32
-    parentheses; a C(METADATA) whose C(Name) or C(Version) is not UTF-8."
-  - "A broken C(direct_url.json) (not a regular file, over 64 KiB, not UTF-8 JSON, not an object, no string C(url)) is
-    ignored with a warning: it only says where a URL-pinned package came from, and such a package then differs from
-    its C(name @ url) pin, so the role reinstalls it."
+  - Bad input fails with a message naming the option or file, before anything is compared. A broken
+    C(direct_url.json) is ignored with a warning (it only says where a URL-pinned package came from); that package
+    then differs from its C(name @ url) pin, so the role reinstalls it.
 author:
   - inference.gpu_host contributors (!UNKNOWN)
+extends_documentation_fragment:
+  - inference.gpu_host._attributes
+  - inference.gpu_host._attributes.INFO_MODULE
+  - inference.gpu_host._attributes.PLATFORM_POSIX
 options:
   venv:
     description:
@@ -41,15 +41,11 @@ options:
     type: path
     required: true
 attributes:
-  check_mode:
-    support: full
-    description: The module never changes anything, so it runs the same in check mode.
   diff_mode:
-    support: none
-    description: Nothing changes, so there is nothing to diff; RV(differences) lists what differs.
-  idempotent:
-    support: full
-    description: Read-only; always returns C(changed=false).
+    details: RV(differences) lists what differs from the lock.
+notes:
+  - See C(docs/bad-input.md) in the collection for what bad input gets (lock files that are binary, too large or hold
+    control characters, METADATA that is not UTF-8).
 seealso:
   - module: inference.gpu_host.flash_attn_guard
 """

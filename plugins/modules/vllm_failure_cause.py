@@ -11,38 +11,25 @@ module: vllm_failure_cause
 short_description: Find the root cause of a vLLM failure in a unit's journal or a log file
 version_added: "0.1.0"
 description:
-  - Reads the systemd journal of ONE unit for its current (or last) invocation only
-    (C(systemctl show -p InvocationID --value UNIT), then C(journalctl -o cat _SYSTEMD_INVOCATION_ID=<id>));
-    when the unit has no invocation id, falls back to C(journalctl -u UNIT --since <since or the unit's start time>).
-  - Or reads a given log file, or log text.
-  - Returns the exception that actually killed the server, even when a worker or EngineCore child printed it
-    (C((Worker pid=N)), C((EngineCore pid=N)) ...), skipping generic wrappers such as
-    C(Engine core initialization failed. See root cause above); pydantic validation errors give their
-    C(Value error, ...) line; argparse errors, C++ aborts and systemd's exit status are recognised too.
-  - Known causes come with a hint (missing module such as C(flash_attn.ops), out of memory,
-    memory utilization above what the host has, batched tokens below max model len, no GPU, NCCL,
-    unsupported attention configuration, port in use, weight shape mismatch, misspelt flag).
+  - Reads the systemd journal of ONE unit for its current (or last) invocation only (by its C(InvocationID), else
+    since the unit's start), or a given log file, or log text.
+  - Returns the exception that actually killed the server, even when a worker or EngineCore child printed it,
+    skipping generic wrappers such as C(Engine core initialization failed. See root cause above); known causes
+    (a missing C(flash_attn.ops), out of memory, no GPU, port in use, a misspelt flag ...) come with a hint.
   - Read-only. It never fails because a cause was found; it fails only when the log cannot be read, or when an
     option is not what it expects (the message names the option and what was expected).
-  - Logs of any size and encoding are read line by line, never whole, so memory stays bounded (a 200 MB log, a
-    100 MB line without a newline). Bytes are decoded as UTF-8 with replacement (a bad byte becomes U+FFFD), so
-    one bad byte never hides the cause and the result is always valid UTF-8.
-  - "What is returned is capped: a log line longer than 2000 characters is cut while reading and ends with
-    C([... cut: the line has N bytes]); at most O(max_lines) (up to 200) lines in RV(relevant_lines);
-    RV(cause), RV(exception_type) and RV(hint) at most 2000 characters, RV(message) at most 5000, each with a
-    C([... cut: N characters in all]) marker when cut. RV(truncated) says whether anything was shortened."
+  - Logs of any size and encoding are read line by line with bounded memory, decoded as UTF-8 with replacement;
+    what is returned is capped (lines at 2000 characters, RV(message) at 5000) and always valid UTF-8, and
+    RV(truncated) says whether anything was shortened.
 author:
   - inference.gpu_host contributors (!UNKNOWN)
+extends_documentation_fragment:
+  - inference.gpu_host._attributes
+  - inference.gpu_host._attributes.INFO_MODULE
+  - inference.gpu_host._attributes.PLATFORM_LINUX
 attributes:
-  check_mode:
-    support: full
-    description: Reads only, so it runs in check mode too and reports the same.
-  diff_mode:
-    support: none
-    description: Nothing on the host changes, so there is nothing to diff.
-  idempotent:
-    support: full
-    description: Read-only; running it again changes nothing.
+  platform:
+    details: Reading a unit's journal needs systemd; O(path) and O(text) work on any host.
 options:
   unit:
     description:
@@ -85,6 +72,8 @@ options:
     default: 40
 notes:
   - The same extractor (C(plugins/module_utils/vllm_log.py)) is used by M(inference.gpu_host.vllm_wait_ready).
+  - See C(docs/vllm-failures.md) in the collection for how vLLM fails and how the cause is found, and
+    C(docs/bad-input.md) for the caps on what is returned.
 seealso:
   - module: inference.gpu_host.vllm_wait_ready
 """

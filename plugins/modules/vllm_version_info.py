@@ -11,24 +11,15 @@ short_description: What the collection knows about a vLLM version (installed or 
 version_added: 0.1.0
 description:
   - Reads the vLLM installed in a virtualenv (from its dist-info METADATA, never importing it) or takes a
-    pinned version, and returns the collection's one table of vLLM behaviour for it
-    (C(plugins/module_utils/vllm_versions.py)) - whether it has DFlash, whether it applies DFlash
-    C(target_layer_ids) without the +1 (0.20.x-0.21.x), how it treats sliding-window drafter layers,
+    pinned version, and returns the collection's one table of vLLM behaviour for it - whether it has DFlash,
+    whether it applies DFlash C(target_layer_ids) without the +1, how it treats sliding-window drafter layers,
     how to launch its OpenAI server - and the list of known problems.
-  - Read-only.
-  - "Bad options fail with a message naming the option: a relative O(venv); a O(version) longer than 128 characters
-    or holding control characters; a O(layer_types) entry that is not a layer type."
+  - Read-only. Bad options fail with a message naming the option.
 author: inference.gpu_host contributors (!UNKNOWN)
-attributes:
-  check_mode:
-    support: full
-    description: Runs normally in check mode; it changes nothing.
-  diff_mode:
-    support: none
-    description: Nothing to diff.
-  idempotent:
-    support: full
-    description: Never changes anything.
+extends_documentation_fragment:
+  - inference.gpu_host._attributes
+  - inference.gpu_host._attributes.INFO_MODULE
+  - inference.gpu_host._attributes.PLATFORM_POSIX
 options:
   venv:
     description:
@@ -55,6 +46,8 @@ options:
     description: With O(venv), return RV(installed=false) instead of failing when no vLLM is installed there.
     type: bool
     default: false
+notes:
+  - See C(docs/vllm-versions.md) in the collection for the table's rows and where each comes from.
 """
 
 EXAMPLES = r"""

@@ -21,27 +21,20 @@ description:
   - With O(speculative), reads C(/metrics) for C(vllm:spec_decode_num_accepted_tokens_total) and
     C(vllm:spec_decode_num_draft_tokens_total) and returns the acceptance rate.
   - "On failure, fails with C(<unit> failed: <root cause> — hint: <hint>), the root cause read from the unit's
-    journal for this invocation (or from O(log_path)) by the same extractor as M(inference.gpu_host.vllm_failure_cause),
-    and returns the relevant log lines."
+    journal for this invocation (or from O(log_path)) by the same extractor, with the same caps, as
+    M(inference.gpu_host.vllm_failure_cause), and returns the relevant log lines."
   - Connects only to O(host) (default the loopback address), over plain HTTP. At most 8 MiB of each answer is read.
-  - The root cause is read from a log of any size and encoding with bounded memory, and what is returned is capped
-    as M(inference.gpu_host.vllm_failure_cause) describes (lines cut at 2000 characters, at most O(max_lines)
-    lines, the message at most 5000 characters); every string returned is valid UTF-8.
   - Every option is checked before anything is requested; a bad one fails with a message naming it and what
     was expected.
 author:
   - inference.gpu_host contributors (!UNKNOWN)
+extends_documentation_fragment:
+  - inference.gpu_host._attributes
+  - inference.gpu_host._attributes.INFO_MODULE
+  - inference.gpu_host._attributes.PLATFORM_LINUX
 attributes:
   check_mode:
-    support: full
-    description: >-
-      In check mode nothing is requested; the module reports what it would check and returns C(skipped=true).
-  diff_mode:
-    support: none
-    description: Nothing on the host changes, so there is nothing to diff.
-  idempotent:
-    support: full
-    description: Read-only; running it again changes nothing.
+    details: In check mode nothing is requested; the module reports what it would check and returns C(skipped=true).
 options:
   host:
     description:
@@ -122,6 +115,7 @@ options:
     default: 40
 notes:
   - Uses only the Python standard library and C(ansible.module_utils.urls); no C(requests) on the managed node.
+  - See C(docs/vllm-failures.md) in the collection for why C(/health) answering 200 is not readiness.
 seealso:
   - module: inference.gpu_host.vllm_failure_cause
 """

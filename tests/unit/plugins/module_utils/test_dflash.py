@@ -464,6 +464,49 @@ def test_read_target_config(tmp_path):
         dflash.read_target_config(str(tmp_path / "list.json"))
 
 
+@pytest.mark.parametrize("content,expected", [
+    (b"\xff\xfe{}", "not UTF-8 text: byte 0xff at offset 0"),
+    (b'{"a": ' * 40 + b"1" + b"}" * 40, "its JSON nests deeper than 32 levels"),
+    (b"[" * 100000, "its JSON nests deeper than 32 levels"),  # refused before json could recurse
+    (b"{nope", "not valid JSON: Expecting property name"),
+    (b'["a", "list"]', "not a JSON object but a JSON list"),
+])
+def test_read_target_config_refuses_bad_content_naming_the_file(tmp_path, content, expected):
+    path = tmp_path / "config.json"
+    path.write_bytes(content)
+    with pytest.raises(DflashConfigError) as err:
+        dflash.read_target_config(str(tmp_path))
+    assert str(err.value).startswith("target config %s: " % path) and expected in str(err.value)
+
+
+def test_read_target_config_reads_regular_files_of_at_most_16_mib(tmp_path):
+    fifo = tmp_path / "fifo" / "config.json"
+    fifo.parent.mkdir()
+    os.mkfifo(str(fifo))  # reading it would block for ever
+    with pytest.raises(DflashConfigError, match="target config .*fifo/config.json: not a regular file"):
+        dflash.read_target_config(str(fifo.parent))
+    huge = tmp_path / "huge.json"
+    with open(str(huge), "wb") as handle:
+        handle.truncate(dflash.MAX_JSON_FILE_SIZE + 1)  # sparse
+    with pytest.raises(DflashConfigError, match="huge.json: larger than 16777216 bytes"):
+        dflash.read_target_config(str(huge))
+    with pytest.raises(DflashConfigError, match="missing.json: cannot read: No such file or directory"):
+        dflash.read_target_config(str(tmp_path / "missing.json"))
+
+
+@pytest.mark.parametrize("value", ["false", 0, 1, [True]])
+def test_tie_word_embeddings_must_be_a_boolean(tmp_path, value):
+    header, target = _tiny(tmp_path)
+    overrides = dict(TINY_VALUES, mask_token_id=1000)
+    target["text_config"] = {"tie_word_embeddings": True}
+    assert derive_drafter_config(header, target, overrides=overrides)["config"]["tie_word_embeddings"] is True
+    target["text_config"] = {"tie_word_embeddings": value}
+    with pytest.raises(DflashConfigError) as err:
+        derive_drafter_config(header, target, overrides=overrides)
+    assert str(err.value) == ("target config.json text_config.tie_word_embeddings must be true or false, got %r"
+                              % (value,))
+
+
 # ------------------------------------------------- issue 11: vLLM policy ---
 
 def test_compensate_for_0_20_1(seed_header):

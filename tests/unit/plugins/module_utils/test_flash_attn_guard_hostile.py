@@ -192,6 +192,23 @@ def test_fa2_without_readable_metadata_is_recognised_by_its_directory_name(tmp_p
     assert os.path.isdir(os.path.join(site, dist))
 
 
+@pytest.mark.parametrize("metadata", ["name not utf-8", "fifo"])
+def test_fa2_with_damaged_metadata_is_recognised_by_its_directory_name(tmp_path, metadata):
+    # venv_lock's METADATA reader: a Name that is not UTF-8 is damage, not another distribution
+    # (which would be uninstalled), and a FIFO is never opened (the read would block)
+    venv, site, _outside = build_venv(tmp_path, fa2_metadata=False)
+    path = os.path.join(site, FA2_DIST, "METADATA")
+    if metadata == "fifo":
+        os.mkfifo(path)
+    else:
+        _write(path, b"Metadata-Version: 2.1\nName: flash\xffattn\nVersion: 2.8.3\n\n")
+    fa2 = [o for o in inspect_venv(venv).as_dict()["owners"] if o["name"] == "flash-attn"]
+    assert fa2 and fa2[0]["version"] == "2.8.3" and fa2[0]["expected"]
+    outcome = guard(venv, policy="remove")
+    assert [a["name"] for a in outcome["actions"] if a["action"] == "uninstall"] == ["flash-attn-4"]
+    assert os.path.lexists(path) and os.path.exists(os.path.join(site, ROTARY))
+
+
 def test_flash_attn_of_unreadable_version_is_not_uninstalled(tmp_path):
     venv, site, _outside = build_venv(tmp_path, fa2_metadata=False)
     _write(os.path.join(site, FA2_DIST, "METADATA"), b"Metadata-Version: 2.1\nName: flash-attn\nVersion: dev\n\n")

@@ -159,6 +159,37 @@ def test_read_metadata_headers_never_raises(tmp_path):
     assert read_metadata_headers(str(binary)) == {"\ufffd\ufffd\x00name": "\ufffd"}
 
 
+def test_metadata_that_is_a_fifo_is_not_read_and_the_directory_name_tells(tmp_path):
+    # reading a FIFO would block the module for ever; it counts as an unreadable METADATA
+    venv, site = make_venv(tmp_path, [("six", "1.17.0", None, None)])
+    metadata = os.path.join(site, "six-1.17.0.dist-info", "METADATA")
+    os.unlink(metadata)
+    os.mkfifo(metadata)
+    assert read_metadata_headers(metadata) == {}
+    assert [(d["name"], d["version"]) for d in installed_distributions(site)] == [("six", "1.17.0")]
+    assert compare(venv, write_lock(tmp_path, b"six==1.17.0\n"))["in_sync"] is True
+
+
+@pytest.mark.parametrize("metadata,expected", [
+    (b"Name: Flash_Attn\nVersion: 2.8.3.post1\n\n", ("Flash_Attn", "2.8.3.post1")),   # METADATA wins
+    (b"Name: flash-attn\n\n", ("flash-attn", "2.8.3")),                              # version from the name
+    (None, ("flash_attn", "2.8.3")),                                                   # lost: the directory name
+    (b"Name: fl\xffsh\nVersion: 2.8.3\n", VenvLockError),
+])
+def test_distribution_name_version(tmp_path, metadata, expected):
+    info = tmp_path / "flash_attn-2.8.3.dist-info"
+    info.mkdir()
+    if metadata is not None:
+        (info / "METADATA").write_bytes(metadata)
+    if expected is VenvLockError:
+        with pytest.raises(VenvLockError, match="its Name header is not UTF-8"):
+            venv_lock.distribution_name_version(str(info))
+        # a caller that must still know the distribution counts the damaged METADATA as missing
+        assert venv_lock.distribution_name_version(str(info), damaged_ok=True) == ("flash_attn", "2.8.3")
+    else:
+        assert venv_lock.distribution_name_version(str(info)) == expected
+
+
 # --------------------------------------------------------- direct_url.json ---
 
 @pytest.mark.parametrize("direct_url,reason", [

@@ -119,7 +119,7 @@ def test_dest_naming_a_safetensors_file(tmp_path, args, out):
 
 @pytest.mark.parametrize("content,expected", [
     (b"\x00\x01binary\xff", "is not a config.json (not UTF-8 text"),
-    (b"root:x:0:0:root:/root:/bin/bash\n", "is not a config.json (Expecting value"),
+    (b"root:x:0:0:root:/root:/bin/bash\n", "is not a config.json (not valid JSON: Expecting value"),
     (b'["a", "list"]', "holds a JSON list, not an object"),
     (b"[" * 100000, "is not a config.json (its JSON nests deeper than 32 levels)"),
 ])
