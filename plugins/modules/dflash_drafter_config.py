@@ -290,6 +290,7 @@ import tempfile
 from ansible.module_utils.basic import AnsibleModule
 from ansible.module_utils.common.text.converters import to_bytes, to_native
 
+from ansible_collections.inference.gpu_host.plugins.module_utils.inputs import path_option_error
 from ansible_collections.inference.gpu_host.plugins.module_utils.dflash import (
     DRAFTER_PROFILES,
     DflashConfigError,
@@ -333,14 +334,9 @@ def _is_number(value):
 
 def _check_paths(module):
     """Relative paths would be resolved in the module's temporary working directory: refuse them."""
-    for option in PATH_OPTIONS:
-        value = module.params[option]
-        if value is None:
-            continue
-        if "\0" in value:
-            module.fail_json(msg="%s must be a path without NUL characters, got %r" % (option, value))
-        if not os.path.isabs(value):
-            module.fail_json(msg="%s must be an absolute path, got %r" % (option, value))
+    error = path_option_error(module.params, PATH_OPTIONS)
+    if error:
+        module.fail_json(msg=error)
 
 
 def _check_rope(module, option, value):

@@ -188,6 +188,7 @@ import os
 import stat
 
 from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.inference.gpu_host.plugins.module_utils.inputs import path_option_error
 from ansible_collections.inference.gpu_host.plugins.module_utils.gpu_facts import (
     QUERY_ARGS,
     GpuFactsError,
@@ -217,14 +218,9 @@ def _read(path):
 def check_options(module):
     """Fail on options no host could satisfy, before anything runs."""
     params = module.params
-    for option in ("nvidia_smi_path", "kernel_module_version_path"):
-        value = params[option]
-        if value is None:
-            continue
-        if "\0" in value:
-            module.fail_json(msg="%s must be a path without NUL characters, got %r" % (option, value))
-        if not os.path.isabs(value):
-            module.fail_json(msg="%s must be an absolute path, got %r" % (option, value))
+    error = path_option_error(params, ("nvidia_smi_path", "kernel_module_version_path"))
+    if error:
+        module.fail_json(msg=error)
     tp = params["tensor_parallel_size"]
     if tp is not None and tp < 1:
         module.fail_json(msg="tensor_parallel_size: expected a positive integer, got %r" % (tp,))

@@ -134,21 +134,18 @@ msg:
   sample: venv /root/ml-env differs from /root/ml-env.lock in 2 package(s)
 """
 
-import os
 
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.inference.gpu_host.plugins.module_utils.inputs import path_option_error
 from ansible_collections.inference.gpu_host.plugins.module_utils.venv_lock import VenvLockError, compare
 
 
 def check_paths(module):
     """Refuse relative paths: they would be read relative to the module's temporary working directory."""
-    for option in ("venv", "lock"):
-        value = module.params[option]
-        if "\0" in value:
-            module.fail_json(msg="%s must be a path without NUL characters, got %r" % (option, value))
-        if not os.path.isabs(value):
-            module.fail_json(msg="%s must be an absolute path, got %r" % (option, value))
+    error = path_option_error(module.params, ("venv", "lock"))
+    if error:
+        module.fail_json(msg=error)
 
 
 def main():
