@@ -116,6 +116,10 @@ _SECRET_PATTERNS = (
     # (the key must end with the word: mask_token_id or max_tokens are not secrets)
     (re.compile(r"(?i)\b([\w.-]*(?:token|secret|passw(?:or)?d|passphrase|api[_-]?key|private[_-]?key|credentials?))"
                 r"(\s*[=:]\s*)(\"[^\"]*\"|'[^']*'|\S+)"), r"\1\2********"),
+    # a command-line flag naming a credential, its value after a space: "--api-key sk-x" in a unit's ExecStart,
+    # '"--api-key", "sk-x"' in a JSON argv
+    (re.compile(r"(?i)(--[\w-]*(?:token|secret|passw(?:or)?d|passphrase|api[_-]?key|credentials?)[\"']?"
+                r"(?:\s+|\s*,\s*)[\"']?)(?!-)([^\s\"',]+)"), r"\1********"),
     (re.compile(r"(?i)\b(authorization\s*:\s*(?:bearer|basic|token)\s+)\S+"), r"\1********"),
     (re.compile(r"\bhf_[A-Za-z0-9]{16,}\b"), "hf_********"),
     (re.compile(r"(?i)(https?://[^/\s:@]+:)[^@\s/]+@"), r"\1********@"),
