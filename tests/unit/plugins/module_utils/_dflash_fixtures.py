@@ -7,7 +7,9 @@ Small drafters are written with ``safetensors.numpy.save_file`` (the real
 library, real DFlash tensor names). Full-size ones (ct129's Qwen3.6-27B drafter:
 hidden 5120, ``fc.weight [5120, 25600]``, about 3 GB) get a hand-written header
 and a sparse data region (``truncate``), so no memory or disk is spent on data
-that the header reader never touches.
+that the header reader never touches. DFlash2 drafters carry vLLM's tensor names
+(``qwen3_dflash2.py``); speculators-format drafters come with the config.json
+vllm-project/speculators writes for them.
 """
 
 import json
@@ -69,6 +71,80 @@ def drafter_specs(hidden, k, layers, heads, kv_heads, head_dim, intermediate, dt
         for suffix, spec in per_layer.items():
             specs["layers.%d.%s" % (index, suffix)] = spec
     return specs
+
+
+# z-lab/Qwen3.8-27B-DFlash2 (docs/dflash.md): SEED's shapes plus, per layer, two grouped convolutions
+# (kernel 2, group 16: base_kernel [2, 2, 5120], kernel_projection [1280, 5120]) and a rank-256 candidate
+# selector over the 248320-token vocabulary.
+QWEN38_DFLASH2 = dict(SEED, conv_kernel=2, conv_group=16, selector_rank=256, vocab=248320)
+TINY_DFLASH2 = dict(TINY, conv_kernel=2, conv_group=16, selector_rank=8, vocab=1024)
+
+
+def dflash2_specs(hidden, k, layers, heads, kv_heads, head_dim, intermediate, conv_kernel, conv_group, selector_rank,
+                  vocab, dtype="BF16", norm_dtype=None):
+    """name -> (dtype, shape) of a DFlash2 drafter: DFlash v1's tensors plus vLLM's DFlash2 modules."""
+    specs = drafter_specs(hidden, k, layers, heads, kv_heads, head_dim, intermediate, dtype, norm_dtype)
+    groups = hidden // conv_group
+    for index in range(layers):
+        for conv in ("attention_conv", "mlp_conv"):
+            specs["layers.%d.%s.base_kernel" % (index, conv)] = (dtype, [2, conv_kernel, hidden])
+            specs["layers.%d.%s.kernel_projection.weight" % (index, conv)] = (dtype, [2 * conv_kernel * groups, hidden])
+    specs["candidate_selector.hidden_projection.weight"] = (dtype, [selector_rank, hidden])
+    specs["candidate_selector.predecessor_codebook"] = (dtype, [vocab, selector_rank])
+    specs["candidate_selector.successor_codebook"] = (dtype, [vocab, selector_rank])
+    return specs
+
+
+def write_tiny_dflash2(path, **overrides):
+    """A small DFlash2 drafter with vLLM's tensor names, written by the safetensors library."""
+    dims = dict(TINY_DFLASH2)
+    dims.update(overrides)
+    return write_numpy(path, dflash2_specs(dtype="F16", **dims), metadata={"format": "pt"})
+
+
+def write_qwen38_dflash2(path):
+    """z-lab/Qwen3.8-27B-DFlash2's shapes, BF16, sparse (header only is ever read)."""
+    return write_sparse(path, dflash2_specs(**QWEN38_DFLASH2), metadata={"format": "pt"})
+
+
+def speculators_config(spec_type="dflash", aux=(2, 6), mask=1000, vocab=1024, hidden=256, layers=2, heads=4,
+                       kv_heads=2, head_dim=64, intermediate=512, **extra):
+    """A speculators-format config.json (vllm-project/speculators' DFlashSpeculatorConfig) for the TINY drafter.
+
+    aux_hidden_state_layer_ids are DFlash ids + 1: (2, 6) means DFlash ids [1, 5] of an 8-layer target.
+    """
+    config = {
+        "architectures": ["DFlashSpeculator"],
+        "speculators_model_type": spec_type,
+        "speculators_version": "0.3.0",
+        "speculators_config": {
+            "algorithm": spec_type,
+            "default_proposal_method": "greedy",
+            "proposal_methods": [{"proposal_type": "greedy", "speculative_tokens": 7}],
+            "verifier": {"name_or_path": "Qwen/Qwen3-8B", "architectures": ["Qwen3ForCausalLM"]},
+        },
+        "transformer_layer_config": {
+            "model_type": "qwen3", "hidden_size": hidden, "num_hidden_layers": layers,
+            "num_attention_heads": heads, "num_key_value_heads": kv_heads, "head_dim": head_dim,
+            "intermediate_size": intermediate, "vocab_size": vocab, "rms_norm_eps": 1e-06,
+            "rope_theta": 1000000, "max_position_embeddings": 40960,
+        },
+        "aux_hidden_state_layer_ids": list(aux),
+        "mask_token_id": mask,
+        "draft_vocab_size": vocab,
+        "target_hidden_size": hidden,
+        "block_size": 8,
+        "sample_from_anchor": False,
+        "sliding_window_non_causal": False,
+    }
+    config.update(extra)
+    return config
+
+
+def write_json(path, data):
+    with open(str(path), "w") as handle:
+        json.dump(data, handle, indent=2)
+    return str(path)
 
 
 def dims(base, **changes):

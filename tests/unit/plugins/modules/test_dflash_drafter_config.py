@@ -243,3 +243,109 @@ def test_documentation_matches_the_code():
     returned = yaml.safe_load(module.RETURN)
     for key in ("config", "derived", "dflash_target_layer_ids", "target_layer_ids", "vllm", "messages", "diff"):
         assert key in returned
+
+
+# ------------------------------------------------- DFlash2 and speculators ---
+
+def tiny_target(tmp_path):
+    return fx.write_target(tmp_path / "tiny-target", fx.qwen3_target_config(num_layers=8, hidden=256, vocab=1024))
+
+
+def test_own_config_next_to_the_weights_is_not_mistaken_for_a_shipped_one(tmp_path):
+    drafter_dir = tmp_path / "drafter"
+    drafter_dir.mkdir()
+    drafter = fx.write_tiny_drafter(drafter_dir / "model.safetensors")
+    args = {"drafter": drafter, "target": tiny_target(tmp_path), "dest": str(drafter_dir / "config.json"),
+            "block_size": 16, "mask_token_id": 1000, "layer_types": ["full_attention"] * 2}
+    first = run_module(tmp_path, args)
+    assert first["changed"] is True and first["format"] == "dflash" and "aux_hidden_state_layer_ids" not in first
+    assert run_module(tmp_path, args)["changed"] is False
+
+
+def test_qwen38_dflash2_drafter(tmp_path):
+    drafter = fx.write_qwen38_dflash2(tmp_path / "q38.safetensors")
+    target = fx.write_target(tmp_path / "Qwen3.8-27B", fx.qwen36_target_config())
+    args = {"drafter": drafter, "target": target, "dest": str(tmp_path / "out" / "config.json"),
+            "vllm_version": "0.28.0"}
+    (tmp_path / "out").mkdir()
+    result = run_module(tmp_path, args)
+    assert result["changed"] is True and result["format"] == "dflash2"
+    assert result["profile"]["name"] == "qwen3.8-27b-dflash2"
+    assert result["dflash_target_layer_ids"] == [5, 19, 33, 47, 61]
+    written = json.loads(read(args["dest"]).decode())
+    assert written["architectures"] == ["DFlash2DraftModel"] and written["is_causal"] is False
+    assert written["dflash_config"]["selector_top_k"] == 16 and written["dflash_config"]["conv_group_size"] == 16
+    assert any("V2 model runner only" in m for m in result["messages"])
+    assert run_module(tmp_path, args)["changed"] is False
+
+    too_old = run_module(tmp_path, dict(args, vllm_version="0.27.1"))
+    assert too_old["failed"] and "served from vLLM 0.28.0" in too_old["msg"]
+    formula = run_module(tmp_path, dict(args, profile="none", block_size=8, mask_token_id=248070, sliding_window=2048,
+                                        layer_types=["sliding_attention"] * 5, selector_top_k=16, is_causal=False))
+    assert formula["failed"] and "drafter_target_layer_ids" in formula["msg"]
+    assert "[5, 19, 33, 47, 61]" in formula["msg"]
+    assert json.loads(read(args["dest"]).decode()) == written  # refusals leave the config alone
+
+
+def test_dflash2_option_on_a_v1_drafter(tmp_path):
+    drafter = fx.write_tiny_drafter(tmp_path / "tiny.safetensors")
+    result = run_module(tmp_path, {"drafter": drafter, "target": tiny_target(tmp_path),
+                                   "dest": str(tmp_path / "config.json"), "block_size": 16, "mask_token_id": 1000,
+                                   "layer_types": ["full_attention"] * 2, "is_causal": True})
+    assert result["failed"] and "is_causal applies to DFlash2 drafters only" in result["msg"]
+    assert not os.path.exists(str(tmp_path / "config.json"))
+
+
+@pytest.fixture
+def speculators_drafter(tmp_path):
+    """A speculators-format drafter as downloaded: model.safetensors and its config.json side by side."""
+    drafter_dir = tmp_path / "spec-drafter"
+    drafter_dir.mkdir()
+    fx.write_tiny_drafter(drafter_dir / "model.safetensors")
+    fx.write_json(drafter_dir / "config.json", fx.speculators_config())
+    return drafter_dir
+
+
+def test_speculators_config_next_to_the_weights_is_served_in_place(tmp_path, speculators_drafter):
+    dest = str(speculators_drafter / "config.json")
+    args = {"drafter": str(speculators_drafter / "model.safetensors"), "target": tiny_target(tmp_path), "dest": dest,
+            "vllm_version": "0.33.0"}
+    first = run_module(tmp_path, args, diff=True)
+    assert first["changed"] is True and first["format"] == "speculators-dflash"
+    assert first["aux_hidden_state_layer_ids"] == [2, 6] and first["dflash_target_layer_ids"] == [1, 5]
+    written = json.loads(read(dest).decode())
+    assert dict((k, v) for k, v in written.items() if k != "inference_gpu_host") == fx.speculators_config()
+    assert written["inference_gpu_host"]["format"] == "speculators-dflash"
+    assert json.loads(first["diff"]["before"]) == fx.speculators_config()
+    assert run_module(tmp_path, args)["changed"] is False
+    # the drafter given as its directory finds the same config
+    assert run_module(tmp_path, dict(args, drafter=str(speculators_drafter)))["changed"] is False
+
+
+def test_speculators_config_refused_leaves_it_untouched(tmp_path, speculators_drafter):
+    dest = str(speculators_drafter / "config.json")
+    before = read(dest)
+    args = {"drafter": str(speculators_drafter), "target": tiny_target(tmp_path), "dest": dest}
+    old = run_module(tmp_path, dict(args, vllm_version="0.19.0"))
+    assert old["failed"] and "is read from vLLM 0.20.0" in old["msg"]
+    option = run_module(tmp_path, dict(args, block_size=16))
+    assert option["failed"] and "block_size cannot be applied to a speculators-format drafter" in option["msg"]
+    assert read(dest) == before
+
+
+def test_explicit_speculators_config(tmp_path, speculators_drafter):
+    shipped = str(speculators_drafter / "config.json")
+    dest_dir = tmp_path / "served"
+    dest_dir.mkdir()
+    args = {"drafter": str(speculators_drafter / "model.safetensors"), "target": tiny_target(tmp_path),
+            "dest": str(dest_dir / "config.json"), "speculators_config": shipped}
+    result = run_module(tmp_path, args)
+    assert result["format"] == "speculators-dflash" and json.loads(read(args["dest"]).decode())["mask_token_id"] == 1000
+    not_spec = fx.write_json(tmp_path / "plain.json", {"architectures": ["DFlashDraftModel"]})
+    failed = run_module(tmp_path, dict(args, speculators_config=not_spec))
+    assert failed["failed"]
+    assert failed["msg"].startswith("speculators_config %s has no speculators_model_type" % not_spec)
+    missing = run_module(tmp_path, dict(args, speculators_config=str(tmp_path / "nope.json")))
+    assert missing["failed"] and "No such file or directory" in missing["msg"]
+    relative = run_module(tmp_path, dict(args, speculators_config="config.json"))
+    assert relative["failed"] and "speculators_config" in relative["msg"]
