@@ -11,22 +11,14 @@ __metaclass__ = type
 from collections.abc import Mapping
 
 from ansible.errors import AnsibleFilterError
+from ansible_collections.inference.gpu_host.plugins.module_utils.plain_data import plain
 from ansible_collections.inference.gpu_host.plugins.module_utils.lxc_gpu_state import (
     LxcGpuStateError, container_report, deferred_vmids, driver_record, fixed_driver_record, restart_states)
 
 
-def _plain(value):
-    """Plain dicts and lists (Ansible hands filters lazy containers; the core functions see what they hold)."""
-    if isinstance(value, Mapping):
-        return dict((key, _plain(item)) for key, item in value.items())
-    if isinstance(value, (list, tuple)):
-        return [_plain(item) for item in value]
-    return value
-
-
 def _call(name, function, *args):
     try:
-        return function(*[_plain(a) for a in args])
+        return function(*[plain(a) for a in args])
     except LxcGpuStateError as exc:
         raise AnsibleFilterError("%s: %s" % (name, exc))
 
@@ -42,7 +34,7 @@ def lxc_gpu_driver_fixed(records, vmid, after, check_mode):
     if not isinstance(records, Mapping):
         raise AnsibleFilterError("lxc_gpu_driver_fixed: expected the driver records (a dict keyed by vmid), got %s"
                                  % type(records).__name__)
-    records = _plain(records)
+    records = plain(records)
     key = str(vmid)
     if key not in records:
         raise AnsibleFilterError("lxc_gpu_driver_fixed: no driver record for CT %s (have %s)"

@@ -11,6 +11,7 @@ __metaclass__ = type
 from collections.abc import Mapping
 
 from ansible.errors import AnsibleFilterError
+from ansible_collections.inference.gpu_host.plugins.module_utils.plain_data import plain
 from ansible_collections.inference.gpu_host.plugins.module_utils.vllm_serve import (
     VllmServeError, build_serve_argv, probe_host, restart_result, rollback_plan, settle_speculative_config)
 
@@ -22,18 +23,9 @@ SERVE_SETTINGS = ("model", "served_model_name", "host", "port", "tensor_parallel
 REQUIRED_SETTINGS = ("model", "served_model_name", "host", "port")
 
 
-def _plain(value):
-    """Plain dicts and lists (Ansible hands filters lazy containers; the core functions see what they hold)."""
-    if isinstance(value, Mapping):
-        return dict((key, _plain(item)) for key, item in value.items())
-    if isinstance(value, (list, tuple)):
-        return [_plain(item) for item in value]
-    return value
-
-
 def _call(name, function, *args, **kwargs):
     try:
-        return function(*[_plain(a) for a in args], **dict((k, _plain(v)) for k, v in kwargs.items()))
+        return function(*[plain(a) for a in args], **dict((k, plain(v)) for k, v in kwargs.items()))
     except VllmServeError as exc:
         raise AnsibleFilterError("%s: %s" % (name, exc))
 

@@ -1,4 +1,6 @@
-"""Checks on module results shared by the unit tests (tests/unit is on sys.path through its conftest.py)."""
+"""Helpers shared by the unit tests (tests/unit is on sys.path through its conftest.py)."""
+
+from collections.abc import Mapping
 
 
 def assert_valid_utf8(value):
@@ -16,3 +18,19 @@ def assert_valid_utf8(value):
     elif isinstance(value, (list, tuple)):
         for item in value:
             assert_valid_utf8(item)
+
+
+class LazyLike(Mapping):
+    """A mapping that is not a dict, as Ansible hands a filter its lazily templated containers."""
+
+    def __init__(self, data):
+        self._data = data
+
+    def __getitem__(self, key):
+        return self._data[key]
+
+    def __iter__(self):
+        return iter(self._data)
+
+    def __len__(self):
+        return len(self._data)

@@ -5,13 +5,13 @@
 
 import inspect
 import os
-from collections.abc import Mapping
 
 import pytest
 import yaml
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.inference.gpu_host.plugins.filter.lxc_gpu_state import FilterModule
+from _result_checks import LazyLike  # noqa: E402  pylint: disable=wrong-import-position
 
 FILTERS = FilterModule().filters()
 FILTER_DIR = os.path.join(os.path.dirname(__file__), "..", "..", "..", "..", "plugins", "filter")
@@ -19,22 +19,6 @@ KMOD = "550.54.14"
 CT129 = {"vmid": 129, "host": "ct129", "state": "present", "mode": "bind", "reboot": False,
          "control_devices": ["nvidiactl", "nvidia-uvm", "nvidia-uvm-tools", "nvidia-caps"]}
 CT130 = dict(CT129, vmid="130", host="", reboot=True, control_devices=["nvidia-uvm-tools"])
-
-
-class LazyLike(Mapping):
-    """A mapping that is not a dict, as Ansible hands a filter its lazily templated containers."""
-
-    def __init__(self, data):
-        self._data = data
-
-    def __getitem__(self, key):
-        return self._data[key]
-
-    def __iter__(self):
-        return iter(self._data)
-
-    def __len__(self):
-        return len(self._data)
 
 
 def test_the_filters_the_role_calls():
@@ -59,7 +43,7 @@ def test_driver_record_of_one_container_keyed_by_its_vmid():
     assert record == {"129": {"host": "ct129", "status": "mismatch", "node_kernel_module": KMOD,
                               "container_userspace": "535.161", "container_libraries": ["535.161"],
                               "container_reason": "", "fixed": False}}
-    assert type(record["129"]["container_libraries"]) is list
+    assert type(record["129"]["container_libraries"]) is list  # pylint: disable=unidiomatic-typecheck  # a plain list, not a subclass
 
 
 def test_driver_fixed_updates_only_that_container():

@@ -4,7 +4,6 @@
 """The vllm_serve filters as the vllm_service role calls them, and their documentation files."""
 
 import os
-from collections.abc import Mapping
 
 import pytest
 import yaml
@@ -12,6 +11,7 @@ from ansible.errors import AnsibleFilterError
 
 from ansible_collections.inference.gpu_host.plugins.filter.vllm_serve import SERVE_SETTINGS, FilterModule
 from ansible_collections.inference.gpu_host.plugins.module_utils.vllm_serve import build_serve_argv
+from _result_checks import LazyLike  # noqa: E402  pylint: disable=wrong-import-position
 
 FILTERS = FilterModule().filters()
 FILTER_DIR = os.path.join(os.path.dirname(__file__), "..", "..", "..", "..", "plugins", "filter")
@@ -28,22 +28,6 @@ CT129_SETTINGS = {
                            "num_speculative_tokens": 15},
     "extra_args": [],
 }
-
-
-class LazyLike(Mapping):
-    """A mapping that is not a dict, as Ansible hands a filter its lazily templated containers."""
-
-    def __init__(self, data):
-        self._data = data
-
-    def __getitem__(self, key):
-        return self._data[key]
-
-    def __iter__(self):
-        return iter(self._data)
-
-    def __len__(self):
-        return len(self._data)
 
 
 def test_the_role_settings_give_build_serve_argv():

@@ -131,12 +131,12 @@ def test_driver_record_of_an_unreachable_container_takes_its_msg():
 
 
 def test_driver_record_keeps_a_null_reason_rather_than_the_msg():
-    _, record = driver_record(_info(129, reason=None, msg="m", failure="not_found"), _find(), KMOD)
+    _vmid, record = driver_record(_info(129, reason=None, msg="m", failure="not_found"), _find(), KMOD)
     assert record["container_reason"] is None and record["status"] == "no_userspace"
 
 
 def test_driver_record_without_the_node_version():
-    _, record = driver_record(_info(129, driver_version=KMOD), _find(), None)
+    _vmid, record = driver_record(_info(129, driver_version=KMOD), _find(), None)
     assert (record["status"], record["node_kernel_module"]) == ("no_kernel_module", None)
 
 
@@ -271,7 +271,7 @@ def test_report_of_a_written_config():
 
 def test_report_of_a_deferred_config_and_an_unchecked_driver():
     conf = {"changed": False, "skipped": True, "item": _ct(130)}
-    _, report = container_report(conf, "/etc/pve/lxc", {"130": "deferred"}, {"129": {"status": "match"}})
+    _vmid, report = container_report(conf, "/etc/pve/lxc", {"130": "deferred"}, {"129": {"status": "match"}})
     assert report == {"vmid": 130, "mode": "bind", "state": "present", "conf_path": "/etc/pve/lxc/130.conf",
                       "conf_changed": False, "deferred": True, "lines": [], "removed": [], "unified_diff": "",
                       "cgroup_key": None, "majors": {}, "majors_drift": {}, "restart": "deferred",
@@ -280,7 +280,7 @@ def test_report_of_a_deferred_config_and_an_unchecked_driver():
 
 @pytest.mark.parametrize("vmid, number", [("129", 129), ("129.0", 129), (129.7, 129), ("ct", 0)])
 def test_report_vmid_is_a_number_as_jinja_int_makes_it(vmid, number):
-    _, report = container_report({"item": _ct(vmid)}, "/d", {str(vmid): "none"}, {})
+    _vmid, report = container_report({"item": _ct(vmid)}, "/d", {str(vmid): "none"}, {})
     assert report["vmid"] == number and report["conf_path"] == "/d/%s.conf" % vmid
 
 
