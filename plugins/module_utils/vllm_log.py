@@ -179,7 +179,8 @@ KNOWN_CAUSES = (
                    r"Selected backend \S+ is not valid for this configuration|mixed sliding/full attention require",
         "hint": "no attention backend accepts this model's attention configuration (head size, dtype, sliding "
                 "window, drafter layer types): check head_dim, dtype, the attention backend setting and, for DFlash "
-                "drafters with sliding layers, VLLM_USE_V2_MODEL_RUNNER=1",
+                "drafters with sliding layers, that VLLM_USE_V2_MODEL_RUNNER is not set to 0 (vLLM 0.26+ picks the "
+                "V2 runner for them itself; docs/vllm-versions.md)",
     },
     {
         "id": "port_in_use",
