@@ -23,7 +23,7 @@
 #   readiness probe wait drift_ready_timeout. On a machine where they fit, pass
 #   -t base,python_env,drafter,vllm_service (then the converge starts them all).
 # * each drift check is scripts/drift_check.py (the operator's entry point,
-#   plain ansible-playbook runner) with --limit to the first N hosts:
+#   through ansible-runner, artifacts in the scratch dir) with --limit to the first N hosts:
 #     shipped:  from the clone, so ./ansible.cfg applies (forks 20, pipelining,
 #               ControlPersist, smart gathering + jsonfile fact cache - kept in
 #               the scratch dir, warm from the converge as it would be between
@@ -111,7 +111,7 @@ drift_check() {
   local size=$1 config=$2 log=$3 limit cp
   limit="$(printf '%s\n' "${HOSTS[@]:0:$size}" | paste -sd, -)"
   cp="$(mktemp -d "$BENCH_WORK/cp/XXXX")"
-  local cmd=("$BENCH_PY" scripts/drift_check.py -i "$INV" --runner ansible-playbook --limit "$limit"
+  local cmd=("$BENCH_PY" scripts/drift_check.py -i "$INV" --private-data-dir "$BENCH_WORK/runner" --limit "$limit"
     --tags "$TAGS" --json "${log%.log}.json" "${EXTRA[@]}")
   if [ "$config" = defaults ]; then
     bench_time "$log" env ANSIBLE_CONFIG="$BENCH_WORK/defaults.cfg" ANSIBLE_SSH_CONTROL_PATH_DIR="$cp" "${cmd[@]}"

@@ -13,13 +13,20 @@
 Ansible exits 0 from a check run with pending changes (ansible/ansible#32672), so the
 exit code comes from the inference.gpu_host.drift_report callback's report.
 
+The playbook runs through ansible-runner (requirements-dev.in; on a control node
+`pip install ansible-runner` into Ansible's Python). What is kept, and how long:
+  reports    with --report-dir: latest.txt (the table, for people), latest.json (for
+             machines), and each run's drift-<UTC time>.json/.txt, the last --keep-reports
+  artifacts  ansible-runner's record of each run (output, events, exit status) under
+             <private-data-dir>/artifacts/<ident>, the last --rotate-artifacts: rotated
+             by ansible-runner itself (rotate_artifacts)
+
 Examples:
-  scripts/drift_check.py -i ct129                              # through ansible-runner when installed
-  scripts/drift_check.py -i ct129 --json /tmp/drift.json --runner ansible-playbook
+  scripts/drift_check.py -i ct129 --json /tmp/drift.json
   scripts/drift_check.py -i ct129 --report-dir /var/lib/inference-gpu-host/drift \\
       --notify-command '/usr/local/bin/page-oncall' --webhook-url-env DRIFT_WEBHOOK_URL
 
-Run it with the Python that has ansible-core (and ansible-runner): that interpreter's
+Run it with the Python that has ansible-core and ansible-runner: that interpreter's
 bin directory is put first on PATH so the same ansible-playbook runs.
 """
 
@@ -32,7 +39,6 @@ import fcntl
 import json
 import os
 import shlex
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -62,13 +68,14 @@ def parse_args(argv):
                    "else the installed collection's)" % PLAYBOOK_FQCN)
     p.add_argument("--json", dest="json_path", help="write the JSON report here")
     p.add_argument("--table", dest="table_path", help="write the human table here as well")
-    p.add_argument("--report-dir", help="keep timestamped reports here, plus latest.json / latest.txt")
-    p.add_argument("--keep-reports", type=int, default=30, help="reports kept in --report-dir (default 30)")
-    p.add_argument("--runner", choices=["auto", "ansible-runner", "ansible-playbook"], default="auto",
-                   help="auto: ansible-runner when importable, else ansible-playbook")
+    p.add_argument("--report-dir", help="keep latest.txt / latest.json here, plus each run's timestamped report")
+    p.add_argument("--keep-reports", type=int, default=30, help="timestamped reports kept in --report-dir (default 30)")
+    # Removed with the plain ansible-playbook path: say so rather than "unrecognized arguments".
+    p.add_argument("--runner", help=argparse.SUPPRESS)
     p.add_argument("--private-data-dir", help="ansible-runner's private data dir (default: <report-dir>/runner, "
                    "else ~/.cache/inference.gpu_host/drift-runner)")
-    p.add_argument("--rotate-artifacts", type=int, default=10, help="ansible-runner artifact dirs kept (default 10)")
+    p.add_argument("--rotate-artifacts", type=int, default=10,
+                   help="ansible-runner artifact dirs kept in <private-data-dir>/artifacts (default 10)")
     p.add_argument("--notify-command", help="run this (shell words) when the outcome is in --notify-on; it gets the table "
                    "on stdin and DRIFT_EXIT_CODE, DRIFT_REPORT_JSON, DRIFT_SUMMARY in its environment")
     p.add_argument("--webhook-url-env", help="name of an environment variable holding a webhook URL to POST the summary "
@@ -81,6 +88,9 @@ def parse_args(argv):
     p.add_argument("-q", "--quiet", action="store_true", help="do not stream Ansible's output")
     p.add_argument("-v", "--verbose", action="count", default=0, help="passed to Ansible")
     args = p.parse_args(argv)
+    if args.runner is not None:
+        p.error("--runner was removed: the drift check always runs through ansible-runner "
+                "(drop --runner %s)" % args.runner)
     if not args.inventory:
         p.error("give at least one inventory (-i)")
     for part in args.notify_on.split(","):
@@ -102,7 +112,7 @@ def abs_inventory(source):
 
 
 def ansible_env(json_path, table_path):
-    """The environment additions every mode needs."""
+    """What Ansible's environment gets on top of this process's."""
     env = {}
     enabled = [c.strip() for c in os.environ.get("ANSIBLE_CALLBACKS_ENABLED", "").split(",") if c.strip()]
     if os.environ.get("ANSIBLE_CALLBACKS_ENABLED") is None:
@@ -141,7 +151,7 @@ def configured_callbacks():
 
 
 def ansible_cli_args(args):
-    """Options passed to ansible-playbook in every mode; --check --diff always."""
+    """Options passed to ansible-playbook; --check --diff always."""
     out = ["--check", "--diff"]
     if args.limit:
         out += ["--limit", args.limit]
@@ -158,17 +168,17 @@ def ansible_cli_args(args):
     return out
 
 
-def runner_available():
+def import_runner():
+    """The ansible_runner module, or None when this interpreter does not have it."""
     try:
-        import ansible_runner  # noqa: F401  pylint: disable=unused-import
-        return True
+        import ansible_runner  # pylint: disable=import-outside-toplevel
     except ImportError:
-        return False
+        return None
+    return ansible_runner
 
 
-def run_with_runner(args, playbook, inventories, env, private_data_dir):
-    import ansible_runner
-
+def run_with_runner(ansible_runner, args, playbook, inventories, env, private_data_dir):
+    """Run the playbook through ansible-runner; (Ansible's rc, what the report records of the run)."""
     # Artifacts name hosts, paths and versions: private to the account that runs the check.
     os.makedirs(private_data_dir, mode=0o700, exist_ok=True)
     ident = datetime.datetime.now(datetime.timezone.utc).strftime("drift-%Y%m%dT%H%M%S.%fZ")
@@ -180,6 +190,7 @@ def run_with_runner(args, playbook, inventories, env, private_data_dir):
         cmdline=" ".join(shlex.quote(a) for a in ansible_cli_args(args)),
         envvars=env,
         ident=ident,
+        # ansible-runner keeps the last N artifact directories itself.
         rotate_artifacts=args.rotate_artifacts,
         quiet=args.quiet,
         # Nothing of this run (vault password paths, webhook variables) is written under env/.
@@ -187,23 +198,10 @@ def run_with_runner(args, playbook, inventories, env, private_data_dir):
         timeout=args.timeout or None,
     )
     log("ansible-runner %s (rc %s), artifacts in %s" % (runner.status, runner.rc, runner.config.artifact_dir))
-    return runner.rc
-
-
-def run_with_playbook(args, playbook, inventories, env):
-    binary = os.path.join(os.path.dirname(sys.executable), "ansible-playbook")
-    if not os.path.exists(binary):
-        binary = shutil.which("ansible-playbook") or "ansible-playbook"
-    argv = [binary, playbook] + [a for inv in inventories for a in ("-i", inv)] + ansible_cli_args(args)
-    full_env = dict(os.environ)
-    full_env.update(env)
-    try:
-        proc = subprocess.run(argv, env=full_env, check=False, timeout=args.timeout or None,
-                              stdout=subprocess.DEVNULL if args.quiet else None)
-    except subprocess.TimeoutExpired:
-        log("ansible-playbook ran past --timeout %d s" % args.timeout)
-        return 124
-    return proc.returncode
+    if runner.status == "timeout":
+        log("the run went past --timeout %d s and was stopped" % args.timeout)
+    return runner.rc, {"mode": "ansible-runner", "status": runner.status, "ansible_rc": runner.rc,
+                       "artifact_dir": runner.config.artifact_dir}
 
 
 @contextlib.contextmanager
@@ -222,6 +220,8 @@ def single_run(directory):
 
 
 def keep_reports(report_dir, stamp, report_json, table, keep):
+    """latest.json / latest.txt, and this run's timestamped pair; only the last ``keep`` pairs stay.
+    (Reports only: ansible-runner rotates its own artifacts.)"""
     for name, content in (("drift-%s.json" % stamp, report_json), ("drift-%s.txt" % stamp, table)):
         write_private(os.path.join(report_dir, name), content)
     for latest, content in (("latest.json", report_json), ("latest.txt", table)):
@@ -296,11 +296,10 @@ def main(argv=None):
     if os.path.exists(playbook):
         playbook = os.path.abspath(playbook)
     inventories = [abs_inventory(i) for i in args.inventory]
-    mode = args.runner
-    if mode == "auto":
-        mode = "ansible-runner" if runner_available() else "ansible-playbook"
-    elif mode == "ansible-runner" and not runner_available():
-        log("ansible-runner is not importable by %s: pip install ansible-runner, or use --runner ansible-playbook" % sys.executable)
+    ansible_runner = import_runner()
+    if ansible_runner is None:
+        log("ansible-runner is not importable by %s: pip install ansible-runner into that Python (%s -m pip install "
+            "ansible-runner), or run this script with the Python that has it" % (sys.executable, sys.executable))
         return EXIT_ERROR
 
     # Secrets of the notifiers leave the environment before Ansible (and ansible-runner's artifacts) see it.
@@ -311,12 +310,9 @@ def main(argv=None):
         json_path = os.path.join(tmp, "report.json")
         table_path = os.path.join(tmp, "report.txt")
         env = ansible_env(json_path, table_path)
-        if mode == "ansible-runner":
-            data_dir = args.private_data_dir or (os.path.join(args.report_dir, "runner") if args.report_dir
-                                                 else os.path.expanduser("~/.cache/inference.gpu_host/drift-runner"))
-            rc = run_with_runner(args, playbook, inventories, env, os.path.abspath(data_dir))
-        else:
-            rc = run_with_playbook(args, playbook, inventories, env)
+        data_dir = args.private_data_dir or (os.path.join(args.report_dir, "runner") if args.report_dir
+                                             else os.path.expanduser("~/.cache/inference.gpu_host/drift-runner"))
+        rc, run = run_with_runner(ansible_runner, args, playbook, inventories, env, os.path.abspath(data_dir))
         if not os.path.exists(json_path):
             log("no drift report was written (ansible rc %s): the playbook did not run to its end - see the output above" % rc)
             return EXIT_ERROR
@@ -331,7 +327,7 @@ def main(argv=None):
         if code == EXIT_CLEAN and rc not in (0, None):
             log("ansible-playbook exited %s although no host reported a failure: treating the hosts as failed" % rc)
             code = report["exit_code"] = EXIT_HOST_FAILED
-        report["runner"] = {"mode": mode, "ansible_rc": rc}
+        report["runner"] = run
         report_json = json.dumps(report, indent=2, sort_keys=True) + "\n"
         if args.json_path:
             os.makedirs(os.path.dirname(os.path.abspath(args.json_path)), exist_ok=True)

@@ -32,6 +32,12 @@ them, as in a play); one that needs facts or a vault secret is not
 type-checked, and ``-v`` says so. Vault-encrypted files are not read. Groups
 without hosts are checked through a stand-in host named ``@<group>``.
 
+Only public API is used: ansible-core's, and PyYAML's ``compose`` to read the
+text a number was written as back from the YAML file that set it (the winning
+group_vars/host_vars file or YAML inventory file); a number set elsewhere (an
+INI inventory) is judged by its value alone, so only a float is reported there.
+The line and column of a spec file that cannot be read are PyYAML's.
+
 Output: one line per finding, ``inventory:host: variable: message`` (host
 ``-`` for a finding about an inventory file), then a summary line. Exit 0 when
 clean, 1 on findings, 2 on a usage error.
@@ -49,6 +55,8 @@ import os
 import re
 import sys
 
+import yaml  # PyYAML, ansible-core's own YAML library: reads back the text a value was written as
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 # Read the collection's ansible.cfg wherever this runs from, and never facts
@@ -63,26 +71,21 @@ from ansible.inventory.manager import InventoryManager  # noqa: E402
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator  # noqa: E402
 from ansible.module_utils.common.validation import check_type_bool  # noqa: E402
 from ansible.parsing.dataloader import DataLoader  # noqa: E402
+from ansible.parsing.utils.addresses import parse_address  # noqa: E402
 from ansible.parsing.vault import EncryptedString, is_encrypted_file  # noqa: E402
+from ansible.plugins.inventory import detect_range, expand_hostname_range  # noqa: E402
 from ansible.plugins.loader import init_plugin_loader  # noqa: E402
 from ansible.template import Templar  # noqa: E402
 from ansible.utils.vars import combine_vars  # noqa: E402
 from ansible.vars.manager import VariableManager  # noqa: E402
 from ansible.vars.plugins import get_vars_from_inventory_sources  # noqa: E402
-
-try:
-    # Where a YAML value came from (file, line, column): lets the check quote the
-    # text YAML read as a number. Private in ansible-core 2.19; without it the
-    # check falls back to the value alone.
-    from ansible._internal._datatag._tags import Origin  # noqa: E402
-except ImportError:  # pragma: no cover
-    Origin = None
 # pylint: enable=wrong-import-position
 
 VARS_EXTENSIONS = ("", ".yml", ".yaml", ".json")  # what host_group_vars reads
+INVENTORY_EXTENSIONS = (".yml", ".yaml", ".json")  # what the yaml inventory plugin reads
 VAULT_FILE = re.compile(r"^vault([._-]|$)")
 UNDEFINED = re.compile(r"'([A-Za-z_][A-Za-z0-9_]*)' is undefined")
-YAML_SCALAR = re.compile(r"[^\s,\]}#]+")
+NODE_PROPERTIES = re.compile(r"^(?:[&!]\S*\s+)+")  # an anchor or tag before a scalar
 
 
 def _is_template(value):
@@ -140,8 +143,7 @@ class Role:
                 else:
                     self.options = dict(entry.get("options") or {})
             except (AnsibleError, AttributeError) as exc:
-                at = getattr(exc, "obj", None)
-                at = " (line %s, column %s)" % (at.line_num, at.col_num) if Origin and isinstance(at, Origin) else ""
+                at = yaml_error_position(spec_file)
                 self.spec_problem = "role %s: %s cannot be read%s: %s" % (self.name, rel, at, str(exc).splitlines()[0])
         try:
             for found in loader.find_vars_files(os.path.join(path, "defaults"), "main"):
@@ -216,36 +218,191 @@ class Report:
         self.notes.append(self._entry(inventory, host, variable, kind, message, source))
 
 
+class _TagTolerantLoader(yaml.SafeLoader):  # pylint: disable=too-many-ancestors
+    """PyYAML's SafeLoader that accepts Ansible's own tags: it finds where else loading fails."""
+
+
+for _tag in ("!unsafe", "!vault", "!vault-encrypted"):
+    _TagTolerantLoader.add_constructor(_tag, lambda loader, node: None)
+
+
+def yaml_error_position(path):
+    """`` (line L, column C)`` where PyYAML stops reading ``path`` (a syntax error, or a
+    mapping key Ansible cannot use such as an unquoted ``{{ }}``), "" when it reads."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            yaml.load(handle.read(), Loader=_TagTolerantLoader)  # nosec B506: a SafeLoader subclass
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        if mark is not None:
+            return " (line %d, column %d)" % (mark.line + 1, mark.column + 1)
+    except (OSError, yaml.YAMLError):
+        pass
+    return ""
+
+
+def _same_number(found, value):
+    """Whether YAML's reading of a node is the value Ansible holds (type and value)."""
+    if _number_type(found) != _number_type(value):
+        return False
+    return repr(float(found)) == repr(float(value)) if isinstance(value, float) else found == value
+
+
 class SourceText:
-    """The YAML text of a scalar, to tell ``0644`` or ``0.20`` from what YAML made of it."""
+    """The YAML text of a scalar, to tell ``0644`` or ``0.20`` from what YAML made of it.
+
+    Ansible's loaded variables do not say (in public API) where a value was
+    written, so the files that set a host's variables are read again with
+    PyYAML's ``compose``: its nodes keep their marks, and the text between a
+    scalar's start and end mark is what was written. Places are searched the way
+    Ansible applies them, last applied first; the first that holds the variable
+    path (``name``, ``[index]``, ``.key``) is the one whose value won, and its
+    text counts only when YAML reads it as the very value Ansible holds, so a
+    value that came from anywhere else (an INI inventory, a vars plugin) falls
+    back to the value alone."""
 
     def __init__(self):
-        self._lines = {}
+        self._documents = {}
+        self._inventories = {}
 
-    def of(self, value):
-        if Origin is None:
-            return None
-        origin = Origin.get_tag(value)
-        if origin is None or not origin.path or not origin.line_num or not origin.col_num:
-            return None
-        if origin.path not in self._lines:
+    def document(self, path):
+        """(text, root node) of a YAML file, (None, None) when it cannot be read as one document."""
+        if path not in self._documents:
             try:
-                with open(origin.path, encoding="utf-8", errors="replace") as handle:
-                    self._lines[origin.path] = handle.read().splitlines()
-            except OSError:
-                self._lines[origin.path] = []
-        lines = self._lines[origin.path]
-        if origin.line_num > len(lines):
+                with open(path, encoding="utf-8", errors="replace") as handle:
+                    text = handle.read()
+                self._documents[path] = (text, yaml.compose(text, Loader=yaml.SafeLoader))
+            except (OSError, yaml.YAMLError):
+                self._documents[path] = (None, None)
+        return self._documents[path]
+
+    def vars_file_places(self, paths):
+        """Places of the vars files of one group or host (``find_vars_files`` order)."""
+        places = []
+        for path in paths:
+            text, node = self.document(path)
+            if node is not None:
+                places.append((text, node))
+        return places
+
+    def inventory_places(self, directory, kind, name):
+        """Places in the YAML inventory files of ``directory`` that set variables of
+        one group (``kind`` "group": its ``vars:``) or host (``kind`` "host": its
+        entry under ``hosts:``), in the order the yaml inventory plugin reads them."""
+        if directory not in self._inventories:
+            found = {}
+            for path in _inventory_files(directory):
+                text, root = self.document(path)
+                if isinstance(root, yaml.MappingNode):
+                    for key, value in root.value:
+                        self._walk_group(text, key, value, found)
+            self._inventories[directory] = found
+        return self._inventories[directory].get((kind, name), [])
+
+    def _walk_group(self, text, key, group, found):
+        if not isinstance(key, yaml.ScalarNode) or not isinstance(group, yaml.MappingNode):
+            return
+        for section, body in group.value:
+            if not isinstance(section, yaml.ScalarNode) or not isinstance(body, yaml.MappingNode):
+                continue
+            if section.value == "vars":
+                found.setdefault(("group", key.value), []).append((text, body))
+            elif section.value == "children":
+                for child, child_body in body.value:
+                    self._walk_group(text, child, child_body, found)
+            elif section.value == "hosts":
+                for pattern, host_vars in body.value:
+                    if isinstance(pattern, yaml.ScalarNode) and isinstance(host_vars, yaml.MappingNode):
+                        for host in _host_names(pattern.value):
+                            found.setdefault(("host", host), []).append((text, host_vars))
+
+    @staticmethod
+    def child(node, key):
+        """The node at a mapping key or sequence index (the last of duplicate keys, as YAML
+        loaders keep; keys merged in with ``<<`` after the mapping's own), or None."""
+        if isinstance(node, yaml.SequenceNode):
+            return node.value[key] if isinstance(key, int) and 0 <= key < len(node.value) else None
+        if not isinstance(node, yaml.MappingNode) or isinstance(key, int):
             return None
-        match = YAML_SCALAR.match(lines[origin.line_num - 1], origin.col_num - 1)
-        return match.group(0) if match else None
+        merged = []
+        for key_node, value_node in reversed(node.value):
+            if isinstance(key_node, yaml.ScalarNode) and key_node.tag == "tag:yaml.org,2002:merge":
+                merged.extend(value_node.value if isinstance(value_node, yaml.SequenceNode) else [value_node])
+            elif isinstance(key_node, yaml.ScalarNode) and key_node.value == key:
+                return value_node
+        for source in merged:
+            found = SourceText.child(source, key)
+            if found is not None:
+                return found
+        return None
+
+    @staticmethod
+    def text_in(places, keys, value):
+        """The text written for ``value`` at ``keys`` (variable name, then list indexes and
+        dict keys) in ``places`` ((text, node) pairs, last applied first), or None."""
+        for text, node in places:
+            for key in keys:
+                node = SourceText.child(node, key)
+                if node is None:
+                    break
+            if node is None:
+                continue
+            if not isinstance(node, yaml.ScalarNode):
+                return None
+            try:
+                found = yaml.SafeLoader("").construct_object(node)
+            except (yaml.YAMLError, ValueError, TypeError):  # PyYAML raises ValueError for 0x_
+                return None
+            if not _same_number(found, value):
+                return None
+            return NODE_PROPERTIES.sub("", text[node.start_mark.index:node.end_mark.index])
+        return None
 
 
-def literal_problems(spec, value, path, source_text, templated=False):
+class HostSource:
+    """SourceText for one host: ``of(keys, value)`` searches the host's places."""
+
+    def __init__(self, source_text, places):
+        self.source_text = source_text
+        self.places = places
+
+    def of(self, keys, value):
+        return self.source_text.text_in(self.places, keys, value)
+
+
+def _host_names(pattern):
+    """Hosts a YAML inventory's host key names (``node[01:04]`` is four), as its plugin expands it."""
+    try:
+        pattern = parse_address(pattern, allow_ranges=True)[0]
+    except Exception:  # pylint: disable=broad-except  # the plugin keeps such a key as it is, so do we
+        pass
+    try:
+        return expand_hostname_range(pattern) if detect_range(pattern) else [pattern]
+    except Exception:  # pylint: disable=broad-except  # not a range after all
+        return [pattern]
+
+
+def _inventory_files(directory):
+    """The YAML files an inventory directory's sources are read from, in InventoryManager's order."""
+    found = []
+    for entry in sorted(os.listdir(directory)) if os.path.isdir(directory) else []:
+        full = os.path.join(directory, entry)
+        if entry.startswith(".") or entry in ("group_vars", "host_vars"):
+            continue
+        if os.path.isdir(full):
+            found.extend(_inventory_files(full))
+        elif os.path.splitext(entry)[1] in INVENTORY_EXTENSIONS:
+            found.append(full)
+    return found
+
+
+def literal_problems(spec, value, path, source_text, templated=False, keys=None):
     """Values Ansible's validator would coerce silently: a string or number for a bool,
     a bool or a reinterpreted number for a string. ``templated``: only the bool part,
-    on a template's result. Returns (path, message) pairs; path names the item inside a
-    list or dict."""
+    on a template's result. ``source_text.of(keys, value)`` gives the text a number was
+    written as (None when unknown); ``keys`` leads to ``value`` (default: ``path``, the
+    variable's name). Returns (path, message) pairs; path names the item inside a list or dict."""
+    keys = (path,) if keys is None else keys
     wanted = spec.get("type") or "str"  # the validator's default type
     problems = []
     if value is None or isinstance(value, EncryptedString) or (not templated and _is_template(value)):
@@ -267,7 +424,7 @@ def literal_problems(spec, value, path, source_text, templated=False):
             problems.append((path, 'expected a string, got the boolean %s (YAML reads unquoted yes/no/true/false '
                              'as booleans; Ansible would pass "%s"): quote it' % (str(value).lower(), value)))
         elif isinstance(value, (int, float)):
-            text = source_text.of(value)
+            text = source_text.of(keys, value)
             if (text is None and isinstance(value, float)) or (text is not None and text != str(value)):
                 shown = text if text is not None else value
                 problems.append((path, 'expected a string, YAML read %s as the %s %s (Ansible would pass "%s"): quote it'
@@ -275,11 +432,13 @@ def literal_problems(spec, value, path, source_text, templated=False):
     elif wanted == "list" and isinstance(value, list) and spec.get("elements"):
         element_spec = {"type": spec["elements"], "options": spec.get("options")}
         for index, item in enumerate(value):
-            problems.extend(literal_problems(element_spec, item, "%s[%d]" % (path, index), source_text, templated))
+            problems.extend(literal_problems(element_spec, item, "%s[%d]" % (path, index), source_text, templated,
+                                             keys + (index,)))
     elif wanted == "dict" and isinstance(value, dict) and isinstance(spec.get("options"), dict):
         for key, sub_spec in spec["options"].items():
             if key in value:
-                problems.extend(literal_problems(sub_spec or {}, value[key], "%s.%s" % (path, key), source_text, templated))
+                problems.extend(literal_problems(sub_spec or {}, value[key], "%s.%s" % (path, key), source_text,
+                                                 templated, keys + (key,)))
     return problems
 
 
@@ -387,7 +546,8 @@ class InventoryCheck:
         return combine_vars(*self._own[key])
 
     def _layers(self, host):
-        """(label, entity, vars) in the order VariableManager applies them (later wins)."""
+        """(label, entity, vars, from_files) in the order VariableManager applies them (later wins);
+        from_files: the entity's group_vars/host_vars files, else the inventory file's vars."""
         groups = sort_groups(host.get_groups())
         all_group = [g for g in groups if g.name == "all"]
         others = [g for g in groups if g.name != "all"]
@@ -395,23 +555,36 @@ class InventoryCheck:
         for group in all_group:
             self.own_vars(group)
             inline, files = self._own[("Group", group.name)]
-            layers += [("inventory file, group all", group, inline), ("group_vars/all", group, files)]
+            layers += [("inventory file, group all", group, inline, False), ("group_vars/all", group, files, True)]
         for group in others:
             self.own_vars(group)
-            layers.append(("inventory file, group %s" % group.name, group, self._own[("Group", group.name)][0]))
+            layers.append(("inventory file, group %s" % group.name, group, self._own[("Group", group.name)][0], False))
         for group in others:
-            layers.append(("group_vars/%s" % group.name, group, self._own[("Group", group.name)][1]))
+            layers.append(("group_vars/%s" % group.name, group, self._own[("Group", group.name)][1], True))
         self.own_vars(host)
         inline, files = self._own[("Host", host.name)]
-        layers += [("inventory file, host %s" % host.name, host, inline), ("host_vars/%s" % host.name, host, files)]
+        layers += [("inventory file, host %s" % host.name, host, inline, False),
+                   ("host_vars/%s" % host.name, host, files, True)]
         return layers
+
+    def _places(self, layers):
+        """The YAML mappings that set a host's variables, last applied first (for SourceText)."""
+        places = []
+        for _label, entity, _values, from_files in reversed(layers):
+            kind = "host" if entity.__class__.__name__ == "Host" else "group"
+            if from_files:
+                found = self.loader.find_vars_files(os.path.join(self.path, kind + "_vars"), entity.name)
+                places += reversed(self.source_text.vars_file_places(found))
+            else:
+                places += reversed(self.source_text.inventory_places(self.path, kind, entity.name))
+        return HostSource(self.source_text, places)
 
     # -- one host -------------------------------------------------------------------------
 
     def check_host(self, host, label, pseudo):
         layers = self._layers(host)
         winner = {}
-        for source, entity, values in layers:
+        for source, entity, values, _from_files in layers:
             for name in values:
                 winner[name] = (source, entity)
         if pseudo:
@@ -428,13 +601,14 @@ class InventoryCheck:
                 return True
 
         host_vars = self.variables.get_vars(host=host, include_hostvars=False)
+        source_text = self._places(layers)
         templar = Templar(loader=self.loader, variables=combine_vars(self.role_defaults, host_vars))
         for name in sorted(host_vars):
             role, private = role_of(name, self.roles)
             if role is None or not unchecked(name):
                 continue
             self.check_variable(label, name, host_vars[name], role, private, templar,
-                                winner.get(name, ("?", None))[0])
+                                winner.get(name, ("?", None))[0], source_text)
 
     def check_conflicts(self, host, label, winner):
         by_level = {}
@@ -466,7 +640,7 @@ class InventoryCheck:
                                      "set to different values in groups %s at depth %d, but %s overrides both"
                                      % (shown, depth, source), source)
 
-    def check_variable(self, label, name, value, role, private, templar, source):
+    def check_variable(self, label, name, value, role, private, templar, source, source_text):
         report = self.report
         where = " (set in %s)" % source
         if private:
@@ -487,7 +661,7 @@ class InventoryCheck:
             return
         spec = spec or {}
         report.checked += 1
-        problems = literal_problems(spec, value, name, self.source_text)
+        problems = literal_problems(spec, value, name, source_text)
         if problems:
             self._literal_findings(label, name, problems, where, source)
             return
@@ -522,7 +696,7 @@ class InventoryCheck:
                         "cannot be templated here: %s; type not checked" % str(exc).splitlines()[0], source)
             return
         if _is_template(value):
-            problems = literal_problems(spec, resolved, name, self.source_text, templated=True)
+            problems = literal_problems(spec, resolved, name, source_text, templated=True)
             if problems:
                 self._literal_findings(label, name, problems, where, source)
                 return

@@ -23,9 +23,11 @@ description:
     the task's arguments; a C(debug) note that reports a change is about the first absolute path or systemd unit its
     message names, else about the task itself.
   - "Secrets: a task with C(no_log) contributes its role, task and resource path only (never its diff, item or
-    message); a task with C(diff: false) contributes no diff; lines that look like credentials
-    (C(TOKEN=), C(password:), C(Authorization: Bearer), Hugging Face C(hf_...) tokens) are masked in every diff and
-    message that is kept."
+    message); a task with C(diff: false) contributes no diff; what looks like a credential is masked in every diff
+    and message that is kept: a value after a name ending in TOKEN, SECRET, PASSWORD, API_KEY (C(VLLM_API_KEY=X),
+    C(password: X), a JSON entry, quoted or not), after such a command-line flag (C(--api-key X), C(--api-key=X),
+    and the same in a JSON argv), C(Authorization: Bearer X) (a header, a curl argument, a JSON entry), a bare
+    C(Bearer X), Hugging Face C(hf_...) tokens and the password of a URL."
   - Handlers are skipped (in a check run they only say what a restart would do), and so are tasks that did not
     run in check mode unless they report a change, which marks the host as failed, because the check was then
     not read-only.
@@ -111,16 +113,23 @@ _WEAK_KINDS = ("path", "task")
 
 _ABS_PATH = re.compile(r"(?<![\w.:/-])(/(?:[\w.@+-]+/)*[\w.@+-]+)")
 _UNIT_NAME = re.compile(r"(?<![\w/.@-])([\w@.-]+\.(?:service|timer|socket|mount|path))\b")
+# A credential's value as it can be written: double quoted with backslash escapes (systemd's
+# EnvironmentFile=, JSON, a unit's ExecStart=), single quoted, or bare.
+# A credential's value as it can be written: double quoted with backslash escapes (systemd's
+# EnvironmentFile=, JSON, a unit's ExecStart=), single quoted, or bare; a quote left open
+# (a cut line) runs to the end of the line.
+_VALUE = r"(?:\"(?:[^\"\\\n]|\\.)*\"?|'[^'\n]*'?|\S+)"
+_CREDENTIAL = r"(?:token|secret|passw(?:or)?d|passphrase|api[_-]?key|private[_-]?key|credentials?)"
 _SECRET_PATTERNS = (
-    # KEY=VALUE and key: value where the key names a credential
-    # (the key must end with the word: mask_token_id or max_tokens are not secrets)
-    (re.compile(r"(?i)\b([\w.-]*(?:token|secret|passw(?:or)?d|passphrase|api[_-]?key|private[_-]?key|credentials?))"
-                r"(\s*[=:]\s*)(\"[^\"]*\"|'[^']*'|\S+)"), r"\1\2********"),
+    # KEY=VALUE and key: value where the key names a credential (VLLM_API_KEY=..., "HF_TOKEN": "...");
+    # the key must end with the word: mask_token_id or max_tokens are not secrets
+    (re.compile(r"(?i)\b([\w.-]*%s)([\"']?\s*[=:]\s*)%s" % (_CREDENTIAL, _VALUE)), r"\1\2********"),
     # a command-line flag naming a credential, its value after a space: "--api-key sk-x" in a unit's ExecStart,
-    # '"--api-key", "sk-x"' in a JSON argv
-    (re.compile(r"(?i)(--[\w-]*(?:token|secret|passw(?:or)?d|passphrase|api[_-]?key|credentials?)[\"']?"
-                r"(?:\s+|\s*,\s*)[\"']?)(?!-)([^\s\"',]+)"), r"\1********"),
-    (re.compile(r"(?i)\b(authorization\s*:\s*(?:bearer|basic|token)\s+)\S+"), r"\1********"),
+    # '"--api-key", "sk-x"' in a JSON argv, "--api-key 'a b'" in a shell line (a next flag is not a value)
+    (re.compile(r"(?i)(--[\w-]*%s[\"']?(?:\s+|\s*,\s*))(?![\"']?-)%s" % (_CREDENTIAL, _VALUE)), r"\1********"),
+    # "Authorization: Bearer X" as a header line, a curl -H argument or a JSON object's entry; a bearer token alone
+    (re.compile(r"(?i)\b(authorization[\"']?\s*[:=]\s*[\"']?(?:bearer|basic|token)\s+)\S+"), r"\1********"),
+    (re.compile(r"\b(Bearer\s+)[A-Za-z0-9._~+/=-]{8,}"), r"\1********"),
     (re.compile(r"\bhf_[A-Za-z0-9]{16,}\b"), "hf_********"),
     (re.compile(r"(?i)(https?://[^/\s:@]+:)[^@\s/]+@"), r"\1********@"),
 )

@@ -17,7 +17,7 @@ description:
 options:
   _input:
     description:
-      - Mapping with the keys C(python), C(script), C(playbook), C(runner), C(report_dir), C(keep_reports),
+      - Mapping with the keys C(python), C(script), C(playbook), C(report_dir), C(keep_reports),
         C(rotate_artifacts), C(notify_on), C(timeout_sec), and optionally C(inventories), C(limit), C(tags),
         C(extra_vars), C(vault_password_file), C(notify_command), C(webhook_url_set), C(private_env_names).
     type: dict
@@ -33,7 +33,6 @@ EXAMPLES = r"""
       python: /opt/ansible/bin/python
       script: /srv/inference.gpu_host/scripts/drift_check.py
       playbook: /srv/inference.gpu_host/playbooks/drift.yml
-      runner: ansible-runner
       report_dir: /var/lib/inference-gpu-host/drift
       keep_reports: 30
       rotate_artifacts: 10

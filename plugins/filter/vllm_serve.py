@@ -13,13 +13,13 @@ from collections.abc import Mapping
 from ansible.errors import AnsibleFilterError
 from ansible_collections.inference.gpu_host.plugins.module_utils.plain_data import plain
 from ansible_collections.inference.gpu_host.plugins.module_utils.vllm_serve import (
-    VllmServeError, build_serve_argv, probe_host, restart_result, rollback_plan, settle_speculative_config)
+    VllmServeError, build_serve_argv, local_drafter_dir, probe_host, restart_result, rollback_plan, settle_speculative_config)
 
 # The settings vllm_serve_argv takes: build_serve_argv's keywords, the role's variables without vllm_service_.
 SERVE_SETTINGS = ("model", "served_model_name", "host", "port", "tensor_parallel_size", "gpu_memory_utilization",
                   "max_model_len", "max_num_batched_tokens", "enable_chunked_prefill", "reasoning_parser",
                   "enable_auto_tool_choice", "tool_call_parser", "language_model_only", "trust_remote_code",
-                  "speculative_config", "extra_args")
+                  "speculative_config", "extra_args", "shutdown_timeout")
 REQUIRED_SETTINGS = ("model", "served_model_name", "host", "port")
 
 
@@ -47,6 +47,11 @@ def vllm_probe_host(bind_host):
     return _call("vllm_probe_host", probe_host, bind_host)
 
 
+def vllm_drafter_dir(speculative_config):
+    """The DFlash drafter's local directory in a speculative config, or "" (not DFlash, or not a local path)."""
+    return _call("vllm_drafter_dir", local_drafter_dir, speculative_config)
+
+
 def vllm_speculative_config(configured, drafter_config=None):
     """The speculative config with num_speculative_tokens from the drafter's block_size when not set."""
     return _call("vllm_speculative_config", settle_speculative_config, configured, drafter_config)
@@ -65,5 +70,6 @@ def vllm_rollback_plan(enabled, restarted, change_pending, previous_present):
 class FilterModule(object):
     def filters(self):
         return {"vllm_serve_argv": vllm_serve_argv, "vllm_probe_host": vllm_probe_host,
+                "vllm_drafter_dir": vllm_drafter_dir,
                 "vllm_speculative_config": vllm_speculative_config, "vllm_restart_result": vllm_restart_result,
                 "vllm_rollback_plan": vllm_rollback_plan}

@@ -778,6 +778,76 @@ def recorded_ids_state(config):
     return record if isinstance(record, dict) else None
 
 
+def _trained_ids(config):
+    """The DFlash ids the drafter was trained on, from our record (or a speculators config), else None."""
+    record = recorded_ids_state(config)
+    ids = record.get("dflash_target_layer_ids") if record else None
+    if ids is None and isinstance(config, dict) and isinstance(config.get("aux_hidden_state_layer_ids"), list):
+        ids = [i - 1 for i in config["aux_hidden_state_layer_ids"] if isinstance(i, int)]
+    if isinstance(ids, list) and ids and all(isinstance(i, int) and not isinstance(i, bool) for i in ids):
+        return ids
+    return None
+
+
+def captured_layers_verdict(captured, config, where="config.json"):
+    """Whether vLLM captures the target layers the drafter was trained on.
+
+    ``captured``: vllm_log.find_captured_layers() of the server's log; ``config``: the drafter's parsed
+    config.json (None when it could not be read); ``where``: names that file in messages.
+    Every vLLM with DFlash logs the capture points "after k layers", which for DFlash id i is i + 1
+    (V1 and V2 runner alike: they add 1 to dflash_config.target_layer_ids, vLLM 0.20.x-0.21.x excepted,
+    whose ids compensate writes + 1 already). So the expected capture is always trained ids + 1.
+    Returns {"verdict": "match" | "mismatch" | "unverified", "captured", "expected", "trained_ids",
+    "reason" (None on a match), "message"}.
+    """
+    trained = _trained_ids(config)
+    layers = captured.get("layers") if captured.get("found") else None
+    result = {"captured": layers, "trained_ids": trained, "runner": captured.get("runner"),
+              "line": captured.get("line"), "expected": [i + 1 for i in trained] if trained else None}
+    if layers is None:
+        return dict(result, verdict="unverified", reason="no_line",
+                    message="vLLM printed no captured-layers line in the log read (V1 'Using auxiliary layers from "
+                            "speculative config' or V2 'Using Eagle3 auxiliary layers from ...'): the captured "
+                            "layers are not verified")
+    if trained is None:
+        return dict(result, verdict="unverified", reason="no_record",
+                    message="%s has no %s record with the trained ids (not written by dflash_drafter_config): vLLM "
+                            "captures %s, not verified" % (where, INFO_KEY, layers))
+    expected = result["expected"]
+    if layers == expected and captured.get("consistent", True):
+        return dict(result, verdict="match", reason=None,
+                    message="vLLM captures %s: the drafter's trained DFlash ids %s + 1" % (layers, trained))
+    record = recorded_ids_state(config) or {}
+    written = (config.get("dflash_config") or {}).get("target_layer_ids") if isinstance(config, dict) else None
+    if not captured.get("consistent", True):
+        reason, why = "inconsistent", ("the log reports different captured layers (tensor-parallel workers or "
+                                       "several starts disagree); the last one is shown")
+    elif captured.get("source") == "model":
+        reason, why = "target_defaults", ("vLLM found no layer ids in the drafter's config and took the target "
+                                          "model's defaults: %s lacks dflash_config.target_layer_ids" % where)
+    elif len(layers) != len(expected):
+        reason, why = "count", "vLLM captures %d layers, the drafter was trained on %d" % (len(layers), len(expected))
+    elif layers == [i + 2 for i in trained]:
+        reason, why = "ids_plus_one_twice", (
+            "%s holds the trained ids + 1 (written for vLLM %s with layer_id_policy %s), and the installed vLLM adds 1 "
+            "itself: rewrite %s for the installed vLLM (the drafter role with its vLLM version)"
+            % (where, record.get("written_for_vllm"), record.get("layer_id_policy"), where))
+    elif layers == trained:
+        reason, why = "no_plus_one", (
+            "the installed vLLM does not add 1 to DFlash ids (vLLM 0.20.0-0.21.x, fixed upstream by vllm-project/vllm "
+            "PR 40727) and %s holds the trained ids: write it with layer_id_policy compensate, or upgrade vLLM" % where)
+    elif written == trained or written == [i + 1 for i in trained]:
+        reason, why = "started_with_other_ids", (
+            "%s's ids %s are right for the trained ids, so the running server was started with another config.json "
+            "(it reads it at start): restart it" % (where, written))
+    else:
+        reason, why = "ids_differ", ("%s's dflash_config.target_layer_ids %s are not the trained ids %s (changed "
+                                     "after dflash_drafter_config wrote it?)" % (where, written, trained))
+    message = ("vLLM captures target layers %s but the drafter was trained on DFlash ids %s (capture points %s): %s. "
+               "Wrong layers give no error, only a lower acceptance rate" % (layers, trained, expected, why))
+    return dict(result, verdict="mismatch", reason=reason, message=message)
+
+
 def stale_ids_message(config, vllm_version):
     """For the drift check: a message when ``config`` was written for another vLLM than ``vllm_version``, else None."""
     record = recorded_ids_state(config)

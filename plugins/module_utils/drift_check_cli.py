@@ -30,7 +30,7 @@ def _count(name, value):
     return value
 
 
-def drift_check_argv(python, script, playbook, runner, report_dir, keep_reports, rotate_artifacts, notify_on,
+def drift_check_argv(python, script, playbook, report_dir, keep_reports, rotate_artifacts, notify_on,
                      timeout_sec, inventories=(), limit="", tags="", extra_vars=(), vault_password_file="",
                      notify_command="", webhook_url_set=False, private_env_names=()):
     """The argv of scripts/drift_check.py for one schedule; every item a str.
@@ -49,7 +49,7 @@ def drift_check_argv(python, script, playbook, runner, report_dir, keep_reports,
     argv += ["--extra-vars=" + _text("extra_vars", item) for item in extra_vars]
     if vault_password_file:
         argv += ["--vault-password-file", _text("vault_password_file", vault_password_file)]
-    argv += ["--runner", _text("runner", runner), "--quiet",
+    argv += ["--quiet",
              "--report-dir", _text("report_dir", report_dir),
              "--keep-reports", str(_count("keep_reports", keep_reports)),
              "--private-data-dir", report_dir + "/runner",

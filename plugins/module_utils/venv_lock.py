@@ -618,12 +618,21 @@ def _strip_fragment(url):
     return (url or "").split("#", 1)[0].rstrip("/")
 
 
-def compare(venv, lock, include_extra=True):
+# flash_attn_guard judges these (which of them may own flash_attn, and what its policy does with the other);
+# the exact comparison leaves them to it.
+GUARDED_BY_FLASH_ATTN_GUARD = ("flash-attn", "flash-attn-4")
+
+
+def compare(venv, lock, include_extra=True, exact=False, keep=()):
     """Compare the venv (directory or site-packages) with a lock file.
 
+    ``exact``: the venv must hold the lock's packages and nothing else; the extra packages not in ``keep``
+    (names, any spelling) nor GUARDED_BY_FLASH_ATTN_GUARD are ``unexpected`` and make it out of sync.
+
     Returns a dict:
-    - ``in_sync``: nothing missing and nothing differing (extra packages are
-      reported but do not count: installing from a lock leaves them alone);
+    - ``in_sync``: nothing missing and nothing differing (and, with ``exact``, nothing unexpected;
+      without it extra packages are reported but do not count);
+    - ``unexpected``: ``[{name, installed}]`` the extra packages ``exact`` does not allow (empty without it);
     - ``missing``: ``[{name, locked}]`` locked but not installed;
     - ``differing``: ``[{name, locked, installed}]`` installed at another version
       (or, for a URL pin, from another source);
@@ -673,12 +682,15 @@ def compare(venv, lock, include_extra=True):
                                   "installed": "%s (%s)" % (versions[0], have[0]["url"] or "not from a URL")})
         elif not version_matches(req["version"], versions[0], req["operator"]):
             differing.append({"name": name, "locked": locked, "installed": versions[0]})
-    if include_extra:
+    if include_extra or exact:
         for name in sorted(installed):
             if name not in wanted:
                 extra.append({"name": name, "installed": ", ".join(sorted(d["version"] for d in installed[name]))})
+    allowed = set(canonicalize_name(name) for name in keep) | set(GUARDED_BY_FLASH_ATTN_GUARD)
+    unexpected = [e for e in extra if e["name"] not in allowed] if exact else []
     return {
-        "in_sync": not missing and not differing,
+        "in_sync": not missing and not differing and not unexpected,
+        "unexpected": unexpected,
         "missing": missing,
         "differing": differing,
         "extra": extra,

@@ -52,6 +52,9 @@ __all__ = [
     "CAPTURED_LAYERS_FORMATS",
     "parse_captured_layers",
     "find_captured_layers",
+    "HeadLines",
+    "SYSTEMD_ENV",
+    "UnitJournal",
 ]
 
 
@@ -1096,19 +1099,21 @@ def _output_text(out):
     return safe_text((out or "").strip(), MAX_TEXT_CHARS)
 
 
-def journal_command(unit, invocation_id=None, since=None, lines=5000, journalctl="journalctl"):
+def journal_command(unit, invocation_id=None, since=None, lines=5000, journalctl="journalctl", newest=True):
     """argv reading ONE invocation of ``unit`` (its processes' lines and systemd's lines about it).
 
     With ``invocation_id`` the journal is filtered on it (``_SYSTEMD_INVOCATION_ID`` is set on
     the service's own output, ``INVOCATION_ID`` on systemd's messages about the unit, e.g.
     ``Main process exited, code=killed``); else ``-u unit`` from ``since`` (a journalctl time).
+    ``newest``: the last ``lines`` lines (``-n``); False: from the start (the reader stops after
+    ``lines`` lines: journalctl has no option for the first N).
     """
     if not unit:
         raise VllmLogError("journal_command: a unit name is required")
     check_unit_name(unit)
     if isinstance(lines, bool) or not isinstance(lines, int) or not 1 <= lines <= MAX_JOURNAL_LINES:
         raise VllmLogError("journal_lines must be an integer from 1 to %d, got %r" % (MAX_JOURNAL_LINES, lines))
-    argv = [journalctl, "--no-pager", "-q", "-o", "cat", "-n", str(lines)]
+    argv = [journalctl, "--no-pager", "-q", "-o", "cat"] + (["-n", str(lines)] if newest else [])
     if invocation_id:
         if not _INVOCATION_ID.match(invocation_id):
             raise VllmLogError("invocation id %r of unit %s is not 32 hex digits"
@@ -1122,7 +1127,7 @@ def journal_command(unit, invocation_id=None, since=None, lines=5000, journalctl
 
 
 def read_unit_journal(run, unit, invocation_id=None, since=None, lines=5000,
-                      systemctl="systemctl", journalctl="journalctl", stream=None):
+                      systemctl="systemctl", journalctl="journalctl", stream=None, newest=True):
     """Journal lines of the unit's current/last invocation.
 
     ``invocation_id`` None: ask systemd for the unit's InvocationID; when it has none (never
@@ -1141,7 +1146,7 @@ def read_unit_journal(run, unit, invocation_id=None, since=None, lines=5000,
         ts = _output_text(out) if rc == 0 else ""
         if ts and ts.lower() != "n/a":
             since = ts
-    argv = journal_command(unit, invocation_id, since, lines, journalctl)
+    argv = journal_command(unit, invocation_id, since, lines, journalctl, newest)
     if invocation_id:
         desc = "journal of %s, invocation %s" % (unit, invocation_id)
     elif since:
@@ -1151,8 +1156,72 @@ def read_unit_journal(run, unit, invocation_id=None, since=None, lines=5000,
     info = {"description": desc, "invocation_id": invocation_id, "since": since}
     what = "reading the journal of %s" % unit
     if stream is not None:
-        return stream(argv, what), info
+        log = stream(argv, what)
+        return (log if newest else HeadLines(log, lines)), info
     rc, out, err = run(argv)
     if rc != 0:
         raise VllmLogError("%s failed (%s, rc=%s): %s" % (what, " ".join(argv), rc, _output_text(err or out)))
-    return list(iter_log_lines(out or "")), info
+    found = list(iter_log_lines(out or ""))
+    return (found if newest else found[:lines]), info
+
+
+class HeadLines(object):
+    """The first ``lines`` lines of a binary file object (a CommandOutput), then end of file; closing it
+    closes that object (for a command: its stdout, so it ends on its next write)."""
+
+    def __init__(self, fileobj, lines):
+        self._f = fileobj
+        self._left = lines
+
+    def readline(self, limit=-1):
+        if self._left <= 0:
+            return b""
+        data = self._f.readline(limit)
+        if data.endswith(b"\n") or not data:
+            self._left -= 1
+        return data
+
+    def close(self):
+        self._f.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+# The environment of systemctl and journalctl: messages in English, no colour codes in the output.
+SYSTEMD_ENV = {"LC_ALL": "C", "SYSTEMD_COLORS": "0"}
+
+
+class UnitJournal(object):
+    """One unit's state and journal, through a module: the one home of "run systemctl/journalctl for
+    vllm_wait_ready and vllm_failure_cause". ``module``: anything with AnsibleModule's ``run_command``
+    and ``get_bin_path`` (this file imports nothing of Ansible)."""
+
+    def __init__(self, module, unit):
+        check_unit_name(unit)
+        self.module = module
+        self.unit = unit
+        self.systemctl = module.get_bin_path("systemctl", required=True)
+
+    def run(self, argv):
+        # errors="replace": systemctl's output reaches the result, and must be valid UTF-8.
+        return self.module.run_command(argv, environ_update=SYSTEMD_ENV, errors="replace")
+
+    def state(self):
+        return unit_state(self.run, self.unit, self.systemctl)
+
+    def open(self, invocation_id=None, since=None, lines=5000, newest=True):
+        """(log, info) as read_unit_journal(), the journal streamed while journalctl runs."""
+        journalctl = self.module.get_bin_path("journalctl", required=True)
+        return read_unit_journal(self.run, self.unit, invocation_id, since, lines, systemctl=self.systemctl,
+                                 journalctl=journalctl, newest=newest,
+                                 stream=lambda argv, what: CommandOutput(argv, what, environ_update=SYSTEMD_ENV))
+
+    def root_cause(self, invocation_id=None, since=None, lines=5000, max_lines=40):
+        """(find_root_cause() of that invocation's journal, info)."""
+        log, info = self.open(invocation_id, since, lines)
+        with log:
+            return find_root_cause(log, max_lines), info

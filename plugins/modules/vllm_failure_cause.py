@@ -187,7 +187,6 @@ invocation_id:
   type: str
 """
 
-import functools
 import os
 
 from ansible.module_utils.basic import AnsibleModule
@@ -195,18 +194,15 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.inference.gpu_host.plugins.module_utils.vllm_log import (
     MAX_JOURNAL_LINES,
     MAX_RELEVANT_LINES,
-    CommandOutput,
+    UnitJournal,
     VllmLogError,
     check_invocation_id,
     check_unit_name,
     failure_message,
     find_root_cause,
     open_log_file,
-    read_unit_journal,
     safe_text,
 )
-
-_ENV = {"LC_ALL": "C", "SYSTEMD_COLORS": "0"}
 
 
 def check_params(p):
@@ -231,18 +227,10 @@ def check_params(p):
 def read_cause(module, p, result):
     """(root cause, source description, label for the message), reading the journal, the file or the text."""
     if p["unit"]:
-        def run(argv):
-            # errors="replace": systemctl's output reaches the result, and must be valid UTF-8.
-            return module.run_command(argv, environ_update=_ENV, errors="replace")
-
-        systemctl = module.get_bin_path("systemctl", required=True)
-        journalctl = module.get_bin_path("journalctl", required=True)
-        log, info = read_unit_journal(run, p["unit"], p["invocation_id"], p["since"], p["journal_lines"],
-                                      systemctl=systemctl, journalctl=journalctl,
-                                      stream=functools.partial(CommandOutput, environ_update=_ENV))
+        cause, info = UnitJournal(module, p["unit"]).root_cause(p["invocation_id"], p["since"], p["journal_lines"],
+                                                                p["max_lines"])
         result["invocation_id"] = info["invocation_id"]
-        with log:
-            return find_root_cause(log, max_lines=p["max_lines"]), info["description"], p["unit"]
+        return cause, info["description"], p["unit"]
     if p["path"]:
         with open_log_file(p["path"], "path") as log:
             cause = find_root_cause(log, max_lines=p["max_lines"])

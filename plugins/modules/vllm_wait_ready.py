@@ -20,6 +20,9 @@ description:
     its latency, because C(/health) answering 200 is not readiness; a server can pass it and die on its first request.
   - With O(speculative), reads C(/metrics) for C(vllm:spec_decode_num_accepted_tokens_total) and
     C(vllm:spec_decode_num_draft_tokens_total) and returns the acceptance rate.
+  - With O(drafter_dir), reads the captured-layers line of this start of the server (V1 or V2 model runner) and
+    compares it with the layers the drafter was trained on (its C(config.json) record); a mismatch fails with both
+    lists and the reason. Without such a line or record it warns and returns RV(captured_layers).
   - "On failure, fails with C(<unit> failed: <root cause> — hint: <hint>), the root cause read from the unit's
     journal for this invocation (or from O(log_path)) by the same extractor, with the same caps, as
     M(inference.gpu_host.vllm_failure_cause), and returns the relevant log lines."
@@ -102,6 +105,14 @@ options:
     description: Speculative decoding is on; read its acceptance counters from C(/metrics).
     type: bool
     default: false
+  drafter_dir:
+    description:
+      - The DFlash drafter's directory (the speculative config's C(model)), whose C(config.json) was written by
+        M(inference.gpu_host.dflash_drafter_config). After readiness the captured layers vLLM logged for this start
+        (the unit's current invocation, the first O(journal_lines) lines, or O(log_path)) are compared with
+        the trained ids + 1, the capture points every vLLM with DFlash logs.
+      - An absolute path. Only with O(speculative).
+    type: path
   api_key:
     description: The server's C(--api-key), sent as a bearer token; printable ASCII without spaces or line breaks.
     type: str
@@ -225,15 +236,24 @@ relevant_lines:
   returned: on failure
   type: list
   elements: str
+captured_layers:
+  description: >-
+    With O(drafter_dir): C(verdict) (C(match), C(mismatch), C(unverified)), C(captured) (the layers vLLM logged),
+    C(expected) (trained ids + 1), C(trained_ids), C(runner) (C(v1) or C(v2)), C(line), C(reason) (on a mismatch:
+    C(ids_plus_one_twice), C(no_plus_one), C(target_defaults), C(count), C(started_with_other_ids), C(ids_differ),
+    C(inconsistent)),
+    C(message).
+  returned: when O(drafter_dir) is set and the server became ready
+  type: dict
+  sample: {verdict: match, captured: [2, 6], expected: [2, 6], trained_ids: [1, 5], runner: v2}
 reason:
   description: >-
     On failure, why waiting stopped (C(unit_stopped), C(unit_restarted), C(process_exited), C(timeout),
-    C(smoke_failed), C(metrics_failed)).
+    C(smoke_failed), C(metrics_failed), C(captured_layers_mismatch)).
   returned: on failure
   type: str
 """
 
-import functools
 import ipaddress
 import json
 import math
@@ -251,19 +271,18 @@ from ansible_collections.inference.gpu_host.plugins.module_utils.vllm_serve impo
 from ansible_collections.inference.gpu_host.plugins.module_utils.vllm_log import (
     MAX_JOURNAL_LINES,
     MAX_RELEVANT_LINES,
-    CommandOutput,
+    UnitJournal,
     VllmLogError,
     check_unit_name,
     failure_message,
+    find_captured_layers,
     find_root_cause,
     open_log_file,
-    read_unit_journal,
     safe_text,
-    unit_state,
 )
+from ansible_collections.inference.gpu_host.plugins.module_utils.dflash import captured_layers_verdict, read_json_file
 
 _ALIVE_STATES = ("active", "activating", "reloading")
-_ENV = {"LC_ALL": "C", "SYSTEMD_COLORS": "0"}
 # A body larger than this is cut: /metrics of a big server is a few hundred KiB; a misbehaving
 # server (or something else on the port) must not fill the node's memory.
 _MAX_BODY = 8 * 1024 * 1024
@@ -387,6 +406,9 @@ def check_params(p):
          "journal_lines must be from 1 to %d, got %d" % (MAX_JOURNAL_LINES, p["journal_lines"]))
     need(3 <= p["max_lines"] <= MAX_RELEVANT_LINES,
          "max_lines must be from 3 to %d, got %d" % (MAX_RELEVANT_LINES, p["max_lines"]))
+    need(p["drafter_dir"] is None or (p["speculative"] and os.path.isabs(p["drafter_dir"])),
+         "drafter_dir must be an absolute path (the drafter's directory) and needs speculative: true, got %r"
+         % (safe_text(p["drafter_dir"] or "", 300),))
     # A bearer token goes into an HTTP header: a newline or a space there would be a broken (or injected) header.
     need(p["api_key"] is None or bool(_API_KEY.match(p["api_key"])),
          "api_key must be the server's --api-key: printable ASCII without spaces or line breaks")
@@ -449,15 +471,11 @@ class Waiter(object):
         self.http = Http(self.url, self.p["api_key"])
         self.result = dict(changed=False, ready=False, url=self.url)
         self.start = time.time()
-        self.systemctl = module.get_bin_path("systemctl", required=True) if self.p["unit"] else None
+        self.journal = UnitJournal(module, self.p["unit"]) if self.p["unit"] else None
         self.initial = None
 
-    def run_cmd(self, argv):
-        # errors="replace": systemctl's output reaches the result, and must be valid UTF-8.
-        return self.module.run_command(argv, environ_update=_ENV, errors="replace")
-
     def state(self):
-        return unit_state(self.run_cmd, self.p["unit"], self.systemctl)
+        return self.journal.state()
 
     def stopped_reason(self):
         """Why waiting is pointless now, or None."""
@@ -499,15 +517,10 @@ class Waiter(object):
         if self.p["unit"]:
             # The invocation that was waited for: after a restart, the one that failed.
             inv = (self.initial or {}).get("InvocationID") or None
-            journalctl = self.module.get_bin_path("journalctl", required=True)
-            log, _info = read_unit_journal(self.run_cmd, self.p["unit"], inv, None, self.p["journal_lines"],
-                                           systemctl=self.systemctl, journalctl=journalctl,
-                                           stream=functools.partial(CommandOutput, environ_update=_ENV))
-        elif self.p["log_path"]:
-            log = open_log_file(self.p["log_path"], "log_path")
-        else:
+            return self.journal.root_cause(inv, None, self.p["journal_lines"], self.p["max_lines"])[0]
+        if not self.p["log_path"]:
             return None
-        with log:
+        with open_log_file(self.p["log_path"], "log_path") as log:
             return find_root_cause(log, self.p["max_lines"])
 
     def wait_ready(self):
@@ -561,6 +574,33 @@ class Waiter(object):
             self.fail("smoke_failed", "the smoke completion answered 200 with no JSON completion: %s"
                       % safe_text(text[:300]))
 
+    def check_captured_layers(self):
+        """The captured layers of this start against the drafter's trained ids: fail on a mismatch, warn when unknown."""
+        path = os.path.join(self.p["drafter_dir"], "config.json")
+        try:
+            config = read_json_file(path)[1]
+        except (IOError, OSError, ValueError) as e:
+            config = None
+            self.module.warn("cannot read %s (%s): the captured layers are not verified" % (path, safe_text(str(e), 300)))
+        if self.p["unit"]:
+            inv = (self.initial or {}).get("InvocationID") or None
+            log = self.journal.open(inv, None, self.p["journal_lines"], newest=False)[0]
+        elif self.p["log_path"]:
+            log = open_log_file(self.p["log_path"], "log_path")
+        else:
+            self.module.warn("drafter_dir: without unit or log_path there is no log to read the captured layers from")
+            return
+        with log:
+            found = find_captured_layers(log)
+        verdict = captured_layers_verdict(found, config, path)
+        self.result["captured_layers"] = verdict
+        if verdict["verdict"] == "mismatch":
+            self.result["reason"] = "captured_layers_mismatch"
+            label = self.p["unit"] or "vLLM at %s" % self.url
+            self.module.fail_json(msg="%s serves, but %s" % (label, verdict["message"]), **self.result)
+        if verdict["verdict"] == "unverified" and config is not None:
+            self.module.warn(verdict["message"])
+
     def _settle(self):
         # A worker killed by the request takes the unit down a moment later; let its last lines reach the journal.
         if not self.p["unit"] and not self.p["pid"]:
@@ -608,6 +648,7 @@ def main():
             smoke_max_tokens=dict(type="int", default=8, no_log=False),
             smoke_timeout=dict(type="int", default=300),
             speculative=dict(type="bool", default=False),
+            drafter_dir=dict(type="path"),
             api_key=dict(type="str", no_log=True),
             journal_lines=dict(type="int", default=5000),
             max_lines=dict(type="int", default=40),
@@ -642,6 +683,8 @@ def main():
             waiter.smoke()
         if p["speculative"]:
             waiter.metrics()
+        if p["drafter_dir"]:
+            waiter.check_captured_layers()
     except VllmLogError as e:
         module.fail_json(msg=safe_text(str(e)), **waiter.result)
     module.exit_json(**waiter.result)

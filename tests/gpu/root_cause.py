@@ -2,7 +2,8 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, inference.gpu_host contributors
 # Apache License 2.0 (see LICENSE)
-"""Print, as JSON, what plugins/module_utils/vllm_log.py finds in a vLLM log file.
+"""Print, as JSON, what plugins/module_utils/vllm_log.py finds in a vLLM log file: the root cause
+(find_root_cause, failure_message) and the captured-layers line of either model runner (find_captured_layers).
 
 Usage: root_cause.py LOG [LOG ...]
 
@@ -22,6 +23,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "..", ".collections"))
 
 from ansible_collections.inference.gpu_host.plugins.module_utils.vllm_log import (  # noqa: E402 pylint: disable=wrong-import-position
     failure_message,
+    find_captured_layers,
     find_root_cause,
 )
 
@@ -35,6 +37,8 @@ def main(argv):
         with io.open(path, encoding="utf-8", errors="replace") as fh:
             result = find_root_cause(fh.read())
         result["message"] = failure_message(None, result)
+        with io.open(path, "rb") as fh:
+            result["captured_layers"] = find_captured_layers(fh)
         out[os.path.basename(path)] = result
     json.dump(out, sys.stdout, indent=2, sort_keys=True)
     sys.stdout.write("\n")

@@ -2,22 +2,25 @@
 # Copyright: (c) 2026, inference.gpu_host contributors
 # Apache License 2.0 (see LICENSE)
 #
-# The GPU proof of issue 10 (and issue 11's GPU part), run on an air-gapped NVIDIA host with the wheel set that
-# tests/gpu/prepare_wheels.sh made on a connected machine. Uses the collection's own modules, from this clone.
+# The GPU proof of issue 10 (and issue 11's GPU part, and issue 16's with VLLM_VERSION=0.26.0), run on an
+# air-gapped NVIDIA host with the wheel set that tests/gpu/prepare_wheels.sh made on a connected machine.
+# Uses the collection's own modules, from this clone.
 # See tests/gpu/README.md. Nothing here needs a registry or the internet.
 #
 #   tests/gpu/run_on_gpu.sh                  # everything, written under $OUT_DIR
 #
 # Environment (all optional):
-#   WHEELHOUSE      directory of .whl files (vLLM 0.22.0 set + ansible-core + flash-attn-4)     [$WORK/wheels]
-#   PARTS_DIR       instead of WHEELHOUSE: directory holding wheels-0.22.0.tar.part-* to unpack
+#   VLLM_VERSION    the vLLM of the main venv (steps setup, 3, 1): its wheel must be in WHEELHOUSE  [0.22.0]
+#   WHEELHOUSE      directory of .whl files (vLLM $VLLM_VERSION set + ansible-core + flash-attn-4) [$WORK/wheels]
+#   PARTS_DIR       instead of WHEELHOUSE: directory holding wheels-$VLLM_VERSION.tar.part-* to unpack
 #   WHEELHOUSE_020  directory of the vLLM 0.20.1 extra wheels (step 5 runs only when it exists)  [$WORK/wheels-020]
 #   PARTS_DIR_020   instead of WHEELHOUSE_020: directory holding wheels-0.20.1-extra.tar.part-*
 #   OUT_DIR         where the evidence goes                                                      [$WORK/out]
 #   WORK            scratch directory (venvs, tiny models)                                      [/root/gpu-proof]
 #   PYTHON          the host's Python with torch 2.11.0+cu130                                   [python3]
-#   STEPS           which steps, in this order: setup 4 3 1 2 5                                 [setup 4 3 1 5]
-#                   (step 2 runs inside step 1: it reads step 1's failing log)
+#   STEPS           which steps, in this order: setup 4 3 1 2 5 6                               [setup 4 3 1 5]
+#                   (step 2 runs inside step 1: it reads step 1's failing log; step 6, DFlash2, needs a vLLM
+#                   >= 0.28.0 as VLLM_VERSION, whose wheel set carries its own torch)
 #   PORT            the tiny server's port                                                      [8000]
 #   FAIL_TIMEOUT    seconds to wait for the broken start (step 1, before the guard) to fail      [300]
 #   READY_TIMEOUT   seconds to wait for a good start to be ready                                 [420]
@@ -28,12 +31,13 @@ WORK="${WORK:-/root/gpu-proof}"
 OUT_DIR="${OUT_DIR:-$WORK/out}"
 PYTHON="${PYTHON:-python3}"
 STEPS="${STEPS:-setup 4 3 1 5}"
+VLLM_VERSION="${VLLM_VERSION:-0.22.0}"
 PORT="${PORT:-8000}"
 FAIL_TIMEOUT="${FAIL_TIMEOUT:-300}"
 READY_TIMEOUT="${READY_TIMEOUT:-420}"
 WHEELHOUSE="${WHEELHOUSE:-$WORK/wheels}"
 WHEELHOUSE_020="${WHEELHOUSE_020:-$WORK/wheels-020}"
-VENV="$WORK/vllm-venv"          # the python_env venv: vLLM 0.22.0 (+ flash-attn-4 for the broken state)
+VENV="$WORK/vllm-venv"          # the python_env venv: vLLM $VLLM_VERSION (+ flash-attn-4 for step 1's first start)
 VENV020="$WORK/vllm020-venv"    # vLLM 0.20.1, ct129's version (step 5)
 AVENV="$WORK/ansible-venv"      # the controller: ansible-core, apart from the venv it manages
 TINY="$WORK/tiny"
@@ -116,24 +120,35 @@ stop_server() {
 trap stop_server EXIT
 
 serve_and_wait() {  # serve_and_wait <name> <argv json> <timeout>: start, wait with vllm_wait_ready, keep metrics, stop
-    local name="$1" argv_file="$2" timeout="$3" t0 t1
+    local name="$1" argv_file="$2" timeout="$3" t0 t1 drafter ready
+    local -a check=()
+    # The drafter of the speculative config: vllm_wait_ready's drafter_dir compares the captured layers with it.
+    drafter="$("$PYTHON" -c 'import json,sys; a=json.load(open(sys.argv[1]))
+print(json.loads(a[a.index("--speculative-config") + 1])["model"])' "$argv_file" 2>/dev/null)"
+    [ -n "$drafter" ] && check=(-e "drafter_dir=$drafter")
     t0=$(date +%s)
     start_server "$OUT_DIR/$name.log" "$argv_file"
     playbook "$name-wait_ready" wait_ready.yml -e "server_pid=$SERVER_PID" -e "server_log=$OUT_DIR/$name.log" \
-        -e "server_port=$PORT" -e "ready_timeout=$timeout" -e "result_name=$name-wait_ready"
+        -e "server_port=$PORT" -e "ready_timeout=$timeout" -e "result_name=$name-wait_ready" "${check[@]}"
     t1=$(date +%s)
-    if kill -0 "$SERVER_PID" 2>/dev/null; then
+    ready="$("$PYTHON" -c 'import json,sys; print(json.load(open(sys.argv[1])).get("ready") is True)' \
+        "$OUT_DIR/$name-wait_ready.json" 2>/dev/null)"
+    if ! kill -0 "$SERVER_PID" 2>/dev/null; then
+        say "$name: server exited after $((t1 - t0)) s"
+    elif [ "$ready" != True ]; then
+        # (run 4 printed "server up" here: its process was alive, but wait_ready had timed out)
+        say "$name: process alive but NOT ready after $((t1 - t0)) s (wait_ready: see $name-wait_ready.json)"
+    else
         say "$name: server up after $((t1 - t0)) s (wait_ready: see $name-wait_ready.json)"
         cmd "$name-completion" curl -sS --max-time 120 "http://127.0.0.1:$PORT/v1/completions" \
             -H 'Content-Type: application/json' \
             -d '{"model": "tiny", "prompt": "the water of the", "max_tokens": 16, "temperature": 0}'
         cmd "$name-metrics" curl -sS --max-time 30 "http://127.0.0.1:$PORT/metrics"
         grep -E '^vllm:spec_decode' "$OUT_DIR/$name-metrics.txt" > "$OUT_DIR/$name-spec_decode.txt"
-    else
-        say "$name: server exited after $((t1 - t0)) s"
     fi
     stop_server
-    grep -nE 'Using auxiliary layers|Resolved architecture|attention backend|No module named|Engine core initialization failed|Application startup complete' \
+    # V1 logs 'Using auxiliary layers from speculative config', V2 'Using Eagle3 auxiliary layers from config'.
+    grep -nE 'auxiliary layers from|Resolved architecture|attention backend|Model Runner|No module named|undefined symbol|Engine core initialization failed|Application startup complete' \
         "$OUT_DIR/$name.log" | sed 's/\x1b\[[0-9;]*m//g' > "$OUT_DIR/$name-keylines.txt"
     sed 's/^/    /' "$OUT_DIR/$name-keylines.txt" | head -20 | tee -a "$SUMMARY"
 }
@@ -146,7 +161,7 @@ step_setup() {
         $PYTHON -V; $PYTHON -c 'import torch; print(\"torch\", torch.__version__, \"cuda\", torch.version.cuda, torch.cuda.get_device_name(0), torch.cuda.get_device_capability(0))'"
     if [ -n "${PARTS_DIR:-}" ]; then unpack_parts "$PARTS_DIR" "$WHEELHOUSE" || return 1; fi
     if [ -n "${PARTS_DIR_020:-}" ] && [ -d "$PARTS_DIR_020" ]; then unpack_parts "$PARTS_DIR_020" "$WHEELHOUSE_020"; fi
-    ls "$WHEELHOUSE" > "$OUT_DIR/wheelhouse-0.22.0.txt"
+    ls "$WHEELHOUSE" > "$OUT_DIR/wheelhouse-$VLLM_VERSION.txt"
     make_venv "$AVENV" && make_venv "$VENV" || { say "venv creation failed"; return 1; }
     local -a ans=() rest=()
     local w
@@ -160,11 +175,11 @@ step_setup() {
     done
     local t0; t0=$(date +%s)
     cmd setup-pip-ansible pip_offline "$AVENV" "${ans[@]}" || return 1
-    if compgen -G "$WHEELHOUSE/vllm-0.22.0-*.whl" > /dev/null; then
+    if compgen -G "$WHEELHOUSE/vllm-$VLLM_VERSION-*.whl" > /dev/null; then
         cmd setup-pip-vllm pip_offline "$VENV" "${rest[@]}" || return 1
         say "installed ${#rest[@]} wheels into $VENV and ${#ans[@]} into $AVENV in $(( $(date +%s) - t0 )) s"
-    else  # a wheelhouse for step 5 alone (vLLM 0.20.1): no 0.22.0 venv
-        say "no vllm 0.22.0 wheel in $WHEELHOUSE: only $AVENV (${#ans[@]} wheels) installed"
+    else  # a wheelhouse for step 5 alone (vLLM 0.20.1): no main venv
+        say "no vllm $VLLM_VERSION wheel in $WHEELHOUSE: only $AVENV (${#ans[@]} wheels) installed"
     fi
     cmd setup-versions bash -c "'$AVENV/bin/ansible-playbook' --version; '$VENV/bin/python' -m pip list --disable-pip-version-check 2>/dev/null \
         | grep -iE '^(vllm|torch|transformers|tokenizers|flashinfer-python|triton|flash)[ -]'"
@@ -179,9 +194,9 @@ step4() {
     grep -A8 '"msg": \[' "$OUT_DIR/step4-gpu_facts.txt" | tee -a "$SUMMARY"
 }
 
-step3_config() {  # the drafter config for vLLM 0.22.0 and the command line (used by steps 1 and 3)
-    say "== step 3: dflash_drafter_config for vllm 0.22.0, then the vllm_service command line"
-    playbook step3-dflash_drafter_config drafter_config.yml -e vllm_version=0.22.0
+step3_config() {  # the drafter config for vLLM $VLLM_VERSION and the command line (used by steps 1 and 3)
+    say "== step 3: dflash_drafter_config for vllm $VLLM_VERSION, then the vllm_service command line"
+    playbook step3-dflash_drafter_config drafter_config.yml -e "vllm_version=$VLLM_VERSION"
     cp "$TINY/drafter/config.json" "$OUT_DIR/step3-drafter-config.json"
     playbook step3-render_command render_command.yml -e "venv=$VENV" -e "server_port=$PORT" -e result_name=step3-vllm_service-argv
     [ -s "$OUT_DIR/step3-vllm_service-argv.json" ] || { say "no argv rendered"; return 1; }
@@ -189,7 +204,9 @@ step3_config() {  # the drafter config for vLLM 0.22.0 and the command line (use
 }
 
 step1() {
-    say "== step 1 (+2): flash-attn-4 in the venv -> fails; guard (policy remove) -> serves"
+    # vLLM < 0.24.0 dies on flash-attn-4 alone (No module named 'flash_attn.ops'); 0.24.0+ imports the rotary
+    # kernel inside suppress(ModuleNotFoundError) (vllm-project/vllm PR 42679): whichever happens is recorded.
+    say "== step 1 (+2): flash-attn-4 alone in the vLLM $VLLM_VERSION venv -> served or not; guard (policy remove) -> serves"
     cmd step1-pip-install-flash-attn-4 pip_offline "$VENV" "$WHEELHOUSE"/flash_attn_4-*.whl
     flash_attn_state step1-flash_attn-before
     serve_and_wait step1-before "$OUT_DIR/step3-vllm_service-argv.json" "$FAIL_TIMEOUT"
@@ -212,6 +229,9 @@ step1() {
     serve_and_wait step1-after "$OUT_DIR/step3-vllm_service-argv.json" "$READY_TIMEOUT"
     cat "$OUT_DIR/step1-after-spec_decode.txt" 2>/dev/null | tee -a "$SUMMARY"
     tail -n 3 "$OUT_DIR/step1-after-completion.txt" 2>/dev/null | tee -a "$SUMMARY"
+    # What the collection's log reader finds in both starts: root cause (if any) and the captured-layers line.
+    cmd step1-log_reading "$PYTHON" "$REPO/tests/gpu/root_cause.py" "$OUT_DIR/step1-before.log" "$OUT_DIR/step1-after.log"
+    grep -E '"(line|runner|layers|found)"' "$OUT_DIR/step1-log_reading.txt" | tee -a "$SUMMARY"
 }
 
 step5() {
@@ -241,6 +261,23 @@ step5() {
     serve_and_wait step5-vllm020-compensated "$OUT_DIR/step5-vllm_service-argv.json" "$READY_TIMEOUT"
 }
 
+step6() {  # issue 16: a tiny DFlash2 drafter, its config derived by the module, served by vLLM $VLLM_VERSION
+    say "== step 6: DFlash2 drafter for vllm $VLLM_VERSION: derived config, the role's command line, served"
+    cmd step6-tiny-dflash2 "$PYTHON" "$REPO/playbooks/files/make_tiny_models.py" \
+        --target "$TINY/target" --drafter "$TINY/drafter2/model.safetensors" --drafter-format dflash2
+    # The tensors give conv_kernel_size, conv_group_size and selector_rank; selector_top_k and is_causal they cannot.
+    playbook step6-dflash_drafter_config drafter_config.yml -e "vllm_version=$VLLM_VERSION" \
+        -e "drafter_dir=$TINY/drafter2" -e selector_top_k=4 -e is_causal=false -e result_name=step6-dflash_drafter_config
+    cp "$TINY/drafter2/config.json" "$OUT_DIR/step6-drafter-config.json"
+    playbook step6-render_command render_command.yml -e "venv=$VENV" -e "server_port=$PORT" \
+        -e "drafter_dir=$TINY/drafter2" -e result_name=step6-vllm_service-argv
+    [ -s "$OUT_DIR/step6-vllm_service-argv.json" ] || { say "no argv rendered"; return 1; }
+    serve_and_wait step6-dflash2 "$OUT_DIR/step6-vllm_service-argv.json" "$READY_TIMEOUT"
+    cat "$OUT_DIR/step6-dflash2-spec_decode.txt" 2>/dev/null | grep -v _created | tee -a "$SUMMARY"
+    cmd step6-log_reading "$PYTHON" "$REPO/tests/gpu/root_cause.py" "$OUT_DIR/step6-dflash2.log"
+    grep -E '"(line|runner|found|cause|message)"' "$OUT_DIR/step6-log_reading.txt" | tee -a "$SUMMARY"
+}
+
 say "repo $REPO, out $OUT_DIR, steps: $STEPS"
 for s in $STEPS; do
     case "$s" in
@@ -250,6 +287,7 @@ for s in $STEPS; do
         1) step1 ;;
         2) [ -s "$OUT_DIR/step1-before.log" ] && cmd step2-root_cause "$PYTHON" "$REPO/tests/gpu/root_cause.py" "$OUT_DIR/step1-before.log" ;;
         5) step5 ;;
+        6) step6 ;;
         *) say "unknown step $s" ;;
     esac
 done

@@ -27,6 +27,7 @@ CT129_SETTINGS = {
     "speculative_config": {"method": "dflash", "model": "/root/models/Qwen3.6-27B-DFlash",
                            "num_speculative_tokens": 15},
     "extra_args": [],
+    "shutdown_timeout": None,
 }
 
 
@@ -102,3 +103,18 @@ def test_each_filter_is_documented(name):
     assert doc["DOCUMENTATION"]["name"] == name
     assert doc["DOCUMENTATION"]["short_description"] and doc["EXAMPLES"] and doc["RETURN"]["_value"]["type"]
     assert "_input" in doc["DOCUMENTATION"]["options"]
+
+
+@pytest.mark.parametrize("spec, expected", [
+    ({"method": "dflash", "model": "/root/models/d/"}, "/root/models/d"),
+    ({"method": "dflash", "model": "z-lab/Qwen3-8B-DFlash-b16"}, ""),
+    ({"method": "eagle3", "model": "/root/models/e"}, ""),
+    ({}, ""), (None, ""), ("", ""),
+])
+def test_vllm_drafter_dir(spec, expected):
+    assert FILTERS["vllm_drafter_dir"](spec) == expected
+
+
+def test_vllm_drafter_dir_bad_input():
+    with pytest.raises(AnsibleFilterError, match="vllm_drafter_dir: speculative_config: expected a dict, got list"):
+        FILTERS["vllm_drafter_dir"](["dflash"])

@@ -10,9 +10,9 @@ from ansible_collections.inference.gpu_host.plugins.module_utils.drift_check_cli
 )
 
 BASE = dict(python="/usr/bin/python3", script="/srv/c/scripts/drift_check.py", playbook="/srv/c/playbooks/drift.yml",
-            runner="ansible-runner", report_dir="/var/lib/x/drift", keep_reports=30, rotate_artifacts=10,
+            report_dir="/var/lib/x/drift", keep_reports=30, rotate_artifacts=10,
             notify_on=["drift", "failed"], timeout_sec=3600)
-TAIL = ["--runner", "ansible-runner", "--quiet", "--report-dir", "/var/lib/x/drift", "--keep-reports", "30",
+TAIL = ["--quiet", "--report-dir", "/var/lib/x/drift", "--keep-reports", "30",
         "--private-data-dir", "/var/lib/x/drift/runner", "--rotate-artifacts", "10", "--notify-on", "drift,failed",
         "--timeout", "3540"]
 

@@ -73,6 +73,8 @@ EXPECTED = {
 }
 OPTIONAL = {}  # logs that may be absent (none now)
 HEALTHY = ["cpu-0.32.0-dflash-ok.log"]
+# Served on the V2 model runner (H200, vLLM 0.26.0, flash-attn-4 alone): test_vllm_log_gpu_v2.py reads it.
+HEALTHY_V2 = ["gpu-0.26.0-v2-flash-attn-4-served.log"]
 
 
 def _read(name):
@@ -98,7 +100,7 @@ def _is_wrapper_text(text):
 def test_every_log_file_is_covered():
     """A log added to the data folder without an expectation is a test nobody wrote."""
     on_disk = sorted(f for f in os.listdir(DATA) if f.endswith(".log"))
-    covered = sorted(set(EXPECTED) | set(OPTIONAL) | set(HEALTHY))
+    covered = sorted(set(EXPECTED) | set(OPTIONAL) | set(HEALTHY) | set(HEALTHY_V2))
     assert [f for f in on_disk if f not in covered] == []
     assert [f for f in EXPECTED if f not in on_disk] == []
 

