@@ -21,6 +21,20 @@ if [ "${#need_apt[@]}" -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}" >/dev/null
 fi
 
+# promtool (Debian's prometheus package) checks and tests the alert rules
+# (tests/unit/test_prometheus_rules.py). Only that binary is taken from the
+# package: installing it would also start a Prometheus server on this machine.
+if ! command -v promtool >/dev/null; then
+  echo "== promtool from Debian's prometheus package"
+  tmp="$(mktemp -d)"
+  chown _apt: "$tmp" 2>/dev/null || true   # apt downloads as _apt where it can
+  (cd "$tmp" && apt-get download -qq prometheus) \
+    || { apt-get update -qq && (cd "$tmp" && apt-get download -qq prometheus); }
+  dpkg-deb --fsys-tarfile "$tmp"/prometheus_*.deb | tar -x -C "$tmp" ./usr/bin/promtool
+  install -m 0755 "$tmp/usr/bin/promtool" /usr/local/bin/promtool
+  rm -rf "$tmp"
+fi
+
 # uv ships its own CA roots; the system store carries the site's private CA.
 export UV_NATIVE_TLS=1
 PY="${PYTHON:-python3}"
