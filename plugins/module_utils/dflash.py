@@ -25,7 +25,11 @@ __metaclass__ = type
 # * text_config(target_config) -> dict (text_config overlaid on the top level)
 # * DRAFTER_PROFILES, find_profile(name) / match_profiles(shapes)
 # * detect_format(header) -> "dflash" | "dflash2" (from the tensor names)
-# * inspect_drafter(header, target_hidden_size, ...) -> dict of shapes (with "format") and sources
+# * inspect_drafter(header, target_hidden_size, ..., own_hidden=False) -> dict of shapes (with "format") and
+#   sources; own_hidden: a drafter narrower/wider than its target, with its own embed_tokens and lm_head
+#   (then target_hidden_size, which vLLM reads)
+# * READ_KEY_OPTIONS: the options written where vLLM's qwen3_dflash.py reads them (use_swa, swa_window_size,
+#   causal, is_neox_style), refused for a vLLM that does not (the versions table's dflash_config_keys)
 # * is_speculators_config(config) -> bool
 # * format_needs(format) / format_problem(format, vllm_version, distribution): which vLLM serves a
 #   format; None, or why that vLLM cannot (naming the version that can)
@@ -110,6 +114,18 @@ SPECULATORS_TYPES = {
 # Values of a DFlash2 config the tensors cannot tell; the scalars are optional (vLLM's defaults 1.0, 1.0, off).
 DFLASH2_SCALARS = ("input_embedding_scale", "output_multiplier", "final_logit_softcapping")
 DFLASH2_OVERRIDE_KEYS = ("selector_top_k", "is_causal") + DFLASH2_SCALARS
+# A drafter narrower or wider than its target (vLLM's top-level target_hidden_size, qwen3_dflash.py
+# _get_dflash_fc_input_size) keeps its own vocabulary rows: vLLM shares the target's embedding and LM head only
+# with a drafter that has none (vllm/v1/spec_decode/llm_base_proposer.py).
+OWN_VOCAB_TENSORS = ("embed_tokens.weight", "lm_head.weight")
+# Keys of vLLM's qwen3_dflash.py (0.25.0+ / 0.29.0+, the versions table's dflash_config_keys) that no tensor
+# tells: written only when given, and only for a vLLM that reads them. option -> (where vLLM reads it, type)
+READ_KEY_OPTIONS = (
+    ("use_swa", "dflash_config.use_swa"),
+    ("swa_window_size", "dflash_config.swa_window_size"),
+    ("causal", "dflash_config.causal"),
+    ("is_neox_style", "is_neox_style"),
+)
 TORCH_DTYPES = {"BF16": "bfloat16", "F16": "float16", "F32": "float32"}
 # Rope keys that describe the target's own attention (multimodal positions,
 # partial rotary over its head_dim), not the drafter's plain Qwen3 attention;
@@ -183,7 +199,7 @@ DRAFTER_PROFILES = (
 
 OVERRIDE_KEYS = ("block_size", "mask_token_id", "target_layer_ids", "num_target_layers", "layer_types",
                  "sliding_window", "rope_theta", "rope_scaling", "rope_parameters", "rms_norm_eps",
-                 "max_position_embeddings") + DFLASH2_OVERRIDE_KEYS
+                 "max_position_embeddings") + DFLASH2_OVERRIDE_KEYS + tuple(o for o, _k in READ_KEY_OPTIONS)
 # What an option may still say about a speculators-format drafter, whose own config is served as it is.
 SPECULATORS_OVERRIDE_KEYS = ("target_layer_ids", "num_target_layers")
 
@@ -343,7 +359,8 @@ def _format_words(fmt):
     return "DFlash v1", "fc.weight, hidden_norm.weight, norm.weight and layers.N.*"
 
 
-def inspect_drafter(header, target_hidden_size, target_hidden_source="target hidden_size", extra_tensors=()):
+def inspect_drafter(header, target_hidden_size, target_hidden_source="target hidden_size", extra_tensors=(),
+                    own_hidden=False):
     """Shapes of a DFlash v1 or DFlash2 drafter from its header, validated.
 
     ``header`` is read_checkpoint()'s dict. Returns a dict with format
@@ -353,6 +370,9 @@ def inspect_drafter(header, target_hidden_size, target_hidden_source="target hid
     conv_group_size, selector_rank and selector_vocab_size, and ``sources``
     (key -> which tensor told it). ``extra_tensors``: top-level names also
     accepted (a speculators-format drafter's vocabulary tensors, checked by the caller).
+    ``own_hidden``: a drafter whose hidden size (fc.weight dim 0) differs from the target's is taken when it
+    carries its own embed_tokens.weight and lm_head.weight [V, its hidden size]; the result then has
+    target_hidden_size (and own_vocab_rows, V, for the caller to check against the target's vocabulary).
     """
     names = [n for n in header if n != METADATA_KEY]
     fmt = detect_format(header)
@@ -366,12 +386,14 @@ def inspect_drafter(header, target_hidden_size, target_hidden_source="target hid
     if len(fc.shape) != 2:
         raise DflashConfigError("%s has shape %s: expected 2 dimensions [H, K*H]" % (fc_name, _fmt_shape(fc.shape)))
     hidden, width = fc.shape
-    if hidden != target_hidden_size:
+    own_vocab = _own_vocab_rows(header, hidden, target_hidden_size) if own_hidden else None
+    if hidden != target_hidden_size and own_vocab is None:
         raise DflashConfigError(
             "%s has shape %s: the drafter's hidden size %d differs from the target's %d (%s); a DFlash drafter "
-            "shares the target's embeddings and LM head, so it must match: expected [%d, K*%d]. Wrong target?"
+            "shares the target's embeddings and LM head, so it must match: expected [%d, K*%d]%s. Wrong target?"
             % (fc_name, _fmt_shape(fc.shape), hidden, target_hidden_size, target_hidden_source,
-               target_hidden_size, target_hidden_size))
+               target_hidden_size, target_hidden_size,
+               ", or its own embed_tokens.weight and lm_head.weight [vocab_size, %d]" % hidden if own_hidden else ""))
     if hidden == 0 or width == 0 or width % target_hidden_size:
         raise DflashConfigError(
             "%s has shape %s: its width %d is not a multiple of the target's hidden size %d (%s), so the number "
@@ -380,6 +402,11 @@ def inspect_drafter(header, target_hidden_size, target_hidden_source="target hid
     k = width // target_hidden_size
     sources["hidden_size"] = "%s shape %s, dim 0" % (fc_name, _fmt_shape(fc.shape))
     sources["num_captured_layers"] = "%s dim 1 %d / target hidden_size %d" % (fc_name, width, target_hidden_size)
+    if own_vocab is not None:
+        sources["target_hidden_size"] = (
+            "%s dim 1 %d = %d captured layers x the target's hidden_size %d (%s), not the drafter's own %d (dim 0)"
+            % (fc_name, width, k, target_hidden_size, target_hidden_source, hidden))
+        extra_tensors = tuple(extra_tensors) + OWN_VOCAB_TENSORS
 
     for canonical in ("hidden_norm.weight", "norm.weight"):
         name, info = _tensor(header, canonical)
@@ -490,10 +517,41 @@ def inspect_drafter(header, target_hidden_size, target_hidden_source="target hid
         "dtype": fc.dtype,
         "sources": sources,
     }
+    if own_vocab is not None:
+        shapes.update(target_hidden_size=target_hidden_size, own_vocab_rows=own_vocab)
     if fmt == FORMAT_DFLASH2:
         shapes.update(_inspect_convs(first, hidden, sources))
         shapes.update(_inspect_selector(header, hidden, sources))
     return shapes
+
+
+def _own_vocab_rows(header, hidden, target_hidden_size):
+    """V of a drafter with its own embed_tokens.weight and lm_head.weight [V, hidden], else None (none of them).
+
+    Only a drafter whose hidden size differs from the target's may have them (vLLM cannot share the target's
+    then); a partial pair, or rows of another width, is an error naming the tensor.
+    """
+    if hidden == target_hidden_size:
+        return None
+    found = dict((name, header[name]) for name in OWN_VOCAB_TENSORS if name in header)
+    if not found:
+        return None
+    missing = [name for name in OWN_VOCAB_TENSORS if name not in found]
+    if missing:
+        raise DflashConfigError(
+            "drafter has %s but no %s: a drafter whose hidden size %d differs from the target's %d needs both (vLLM "
+            "shares the target's embedding and LM head only with a drafter that has neither, and the target's are "
+            "%d wide)" % (", ".join(sorted(found)), ", ".join(missing), hidden, target_hidden_size, target_hidden_size))
+    rows = set()
+    for name, info in sorted(found.items()):
+        if len(info.shape) != 2 or info.shape[1] != hidden or info.shape[0] == 0:
+            raise DflashConfigError("%s has shape %s, expected [vocab_size, %d] (the drafter's hidden size from "
+                                    "fc.weight dim 0)" % (name, _fmt_shape(info.shape), hidden))
+        rows.add(info.shape[0])
+    if len(rows) != 1:
+        raise DflashConfigError("embed_tokens.weight has %d rows but lm_head.weight %d: both are the vocabulary"
+                                % (found["embed_tokens.weight"].shape[0], found["lm_head.weight"].shape[0]))
+    return rows.pop()
 
 
 def _inspect_convs(first, hidden, sources):
@@ -937,6 +995,10 @@ def _torch_dtype(shapes):
 
 def _check_format_options(fmt, overrides):
     """DFlash2's options on a DFlash v1 drafter are an error, not silently dropped."""
+    if fmt == FORMAT_DFLASH2 and "causal" in overrides:
+        raise DflashConfigError(
+            "causal (dflash_config.causal) does not apply to a DFlash2 drafter: vLLM reads its top-level is_causal "
+            "first, which a DFlash2 config always has; set is_causal instead")
     given = [key for key in DFLASH2_OVERRIDE_KEYS if key in overrides]
     if given and fmt != FORMAT_DFLASH2:
         one = len(given) == 1
@@ -984,6 +1046,77 @@ def _refuse_formula_ids(shapes, num_target_layers, formula_ids):
             "[5, 19, 33, 47, 61], the formula gives [1, 16, 31, 46, 61]). Set target_layer_ids (the drafter role's "
             "drafter_target_layer_ids) from the drafter's published config (dflash_config.target_layer_ids)"
             % (formula_ids,))
+
+
+def _reading_keys(vllm_version):
+    """The drafter config keys (besides ids, mask token and layer_types) vLLM ``vllm_version`` reads; None: unknown."""
+    if vllm_version is None:
+        return None
+    try:
+        return set(vllm_versions.behaviour(vllm_version)["dflash_config_keys"] or ())
+    except vllm_versions.VllmVersionError as exc:
+        raise DflashConfigError(str(exc))
+
+
+def _first_reading(key):
+    """The first checked vLLM release whose qwen3_dflash.py reads ``key`` (the versions table)."""
+    for _major, minor in sorted(vllm_versions.CHECKED_SERIES):
+        version = "0.%d.0" % minor
+        if key in (vllm_versions.behaviour(version)["dflash_config_keys"] or ()):
+            return version
+    return None
+
+
+def _check_read(key, what, reads, vllm_version, warnings):
+    """Refuse to write ``key`` for a vLLM that ignores it; with no version given, say which vLLM reads it."""
+    first = _first_reading(key)
+    if reads is None:
+        warnings.append("%s is written as %s, which vLLM >= %s reads; the vLLM version was not given (vllm_version "
+                        "or venv), so nothing checked that the installed one does" % (what, key, first))
+    elif key not in reads:
+        raise DflashConfigError(
+            "%s: vLLM %s does not read %s (first read by vLLM %s, qwen3_dflash.py), so it would be ignored and the "
+            "drafter would run other than trained; upgrade vLLM or leave the option out" % (what, vllm_version, key,
+                                                                                            first))
+
+
+def _read_key_values(shapes, overrides, profile, layer_types, sliding, vllm_version, record, warnings):
+    """(top-level keys, dflash_config keys) that qwen3_dflash.py reads and the tensors or options tell.
+
+    target_hidden_size from the tensors (a drafter as wide as its target gets none: vLLM then takes hidden_size);
+    use_swa, swa_window_size, causal and is_neox_style only when given, checked against layer_types.
+    """
+    reads = _reading_keys(vllm_version)
+    top, dflash = {}, {}
+    if "target_hidden_size" in shapes:
+        _check_read("target_hidden_size", "a drafter of hidden size %d for a target of %d"
+                    % (shapes["hidden_size"], shapes["target_hidden_size"]), reads, vllm_version, warnings)
+        top["target_hidden_size"] = record("target_hidden_size", shapes["target_hidden_size"],
+                                           shapes["sources"]["target_hidden_size"])
+    for option, key in READ_KEY_OPTIONS:
+        value, where = _pick(option, overrides, profile)
+        if value is None:
+            continue
+        if option == "swa_window_size":
+            _require_int("swa_window_size (%s)" % where, value, 1)
+            if not sliding:
+                warnings.append("swa_window_size %r ignored: no drafter layer is sliding_attention" % value)
+                continue
+        elif not isinstance(value, bool):
+            raise DflashConfigError("%s (%s) must be true or false, got %r" % (option, where, value))
+        if option == "use_swa" and value and not all(t == "sliding_attention" for t in layer_types):
+            raise DflashConfigError(
+                "use_swa true (%s) says every drafter layer slides, but layer_types (%s) has full_attention layers: "
+                "vLLM would slide every layer of an all-full layer_types and ignore use_swa for a mixed one; set "
+                "layer_types to sliding_attention for every layer (or all_full and use_swa false)"
+                % (where, layer_types))
+        _check_read(key, "%s (%s)" % (option, where), reads, vllm_version, warnings)
+        record(option, value, where)
+        if key.startswith("dflash_config."):
+            dflash[key.split(".", 1)[1]] = value
+        else:
+            top[key] = value
+    return top, dflash
 
 
 def _positive_number(name, value, where, allow_zero=False):
@@ -1075,7 +1208,7 @@ def derive_drafter_config(header, target_config, profile=PROFILE_AUTO, overrides
         return value
 
     target_hidden, hidden_src = _target_hidden(target_config)
-    shapes = inspect_drafter(header, target_hidden, hidden_src)
+    shapes = inspect_drafter(header, target_hidden, hidden_src, own_hidden=True)
     fmt = shapes["format"]
     _check_format_options(fmt, overrides)
     _check_served(fmt, vllm_version, vllm_distribution, warnings)
@@ -1098,6 +1231,10 @@ def derive_drafter_config(header, target_config, profile=PROFILE_AUTO, overrides
 
     vocab, where = _target_vocab(target_config)
     record("vocab_size", vocab, where)
+    if shapes.get("own_vocab_rows", vocab) != vocab:
+        raise DflashConfigError(
+            "embed_tokens.weight / lm_head.weight have %d rows, the target's vocab_size is %d (%s): the drafter's "
+            "own vocabulary must be the target's. Wrong target?" % (shapes["own_vocab_rows"], vocab, where))
     if fmt == FORMAT_DFLASH2 and shapes["selector_vocab_size"] != vocab:
         raise DflashConfigError(
             "%s (%s rows) does not fit the target's vocab_size %d (%s): vLLM builds the candidate selector's "
@@ -1153,6 +1290,16 @@ def derive_drafter_config(header, target_config, profile=PROFILE_AUTO, overrides
     record("layer_types", layer_types, lt_where)
     sliding = "sliding_attention" in layer_types
     window, where = _pick("sliding_window", overrides, chosen)
+    swa_window, swa_where = _pick("swa_window_size", overrides, chosen)
+    if swa_window is not None:
+        _require_int("swa_window_size (%s)" % swa_where, swa_window, 1)
+    if sliding and swa_window is not None:
+        # vLLM (>= 0.25.0) takes dflash_config.swa_window_size before the top-level sliding_window: one window.
+        if window is None:
+            window, where = swa_window, swa_where
+        elif window != swa_window:
+            raise DflashConfigError("sliding_window %r (%s) and swa_window_size %r (%s) differ: vLLM would use "
+                                    "swa_window_size; give one window" % (window, where, swa_window, swa_where))
     if sliding:
         if window is None:
             raise DflashConfigError("layer_types has sliding_attention layers but no sliding_window is given; set it")
@@ -1187,6 +1334,8 @@ def derive_drafter_config(header, target_config, profile=PROFILE_AUTO, overrides
 
     dflash2_config, is_causal = (_dflash2_values(shapes, overrides, chosen, record) if fmt == FORMAT_DFLASH2
                                  else (None, None))
+    read_top, read_dflash = _read_key_values(shapes, overrides, chosen, layer_types, sliding, vllm_version, record,
+                                             warnings)
 
     policy = apply_layer_id_policy(ids, num_target_layers, vllm_version, layer_id_policy)
     warnings.extend(policy["warnings"])
@@ -1235,6 +1384,9 @@ def derive_drafter_config(header, target_config, profile=PROFILE_AUTO, overrides
     if tie is not None:
         config["tie_word_embeddings"] = tie
         record("tie_word_embeddings", tie, tie_where)
+    # Absent unless the tensors or options tell them (so a drafter as wide as its target is written as before).
+    config.update(read_top)
+    config["dflash_config"].update(read_dflash)
     if fmt == FORMAT_DFLASH2:
         # DFlash v1 output stays as it was: these keys exist for DFlash2 only.
         config["architectures"] = [ARCHITECTURE_DFLASH2]

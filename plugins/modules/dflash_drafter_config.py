@@ -149,6 +149,32 @@ options:
     description:
       - DFlash2 only, optional - C(dflash_config.final_logit_softcapping) (vLLM's default 0, off).
     type: float
+  use_swa:
+    description:
+      - Optional - C(dflash_config.use_swa), from the drafter's published config (vLLM >= 0.25.0 reads it; C(true)
+        slides every layer). C(true) needs O(layer_types) all C(sliding_attention) and a window. Written only when
+        given; refused for a vLLM that does not read it.
+    type: bool
+  swa_window_size:
+    description:
+      - Optional - C(dflash_config.swa_window_size), the window of the sliding layers, which vLLM >= 0.25.0 reads
+        before the top-level C(sliding_window). Stands in for O(sliding_window) when that is not given (both are
+        then written); a different O(sliding_window) is an error. Ignored (with a warning) when no layer slides.
+    type: int
+  causal:
+    description:
+      - DFlash v1 only, optional - C(dflash_config.causal) (vLLM >= 0.25.0), whether every drafter layer attends
+        causally within a block; when absent vLLM makes only C(sliding_attention) layers causal. A DFlash2 drafter
+        has O(is_causal) instead.
+    type: bool
+  is_neox_style:
+    description:
+      - Optional - top-level C(is_neox_style) of the drafter's rotary embedding (vLLM >= 0.29.0 reads it; its
+        default C(true) is Qwen3's). Written only when given; refused for a vLLM that does not read it.
+      - C(target_hidden_size), the other top-level key vLLM reads, is not an option - it comes from the tensors -
+        a drafter whose hidden size (C(fc.weight) dim 0) differs from the target's gets C(target_hidden_size) = the
+        target's when it has its own C(embed_tokens.weight) and C(lm_head.weight) (see docs/dflash.md).
+    type: bool
   speculators_config:
     description:
       - The drafter's own speculators-format C(config.json) (an absolute path), as published with the weights by
@@ -398,11 +424,12 @@ from ansible_collections.inference.gpu_host.plugins.module_utils.vllm_versions i
 OVERRIDE_OPTIONS = ("block_size", "mask_token_id", "target_layer_ids", "num_target_layers", "layer_types",
                     "sliding_window", "rope_theta", "rope_scaling", "rope_parameters", "rms_norm_eps",
                     "max_position_embeddings", "selector_top_k", "is_causal", "input_embedding_scale",
-                    "output_multiplier", "final_logit_softcapping")
+                    "output_multiplier", "final_logit_softcapping", "use_swa", "swa_window_size", "causal",
+                    "is_neox_style")
 
 PATH_OPTIONS = ("drafter", "target", "dest", "venv", "speculators_config")
 INT_OPTIONS = ("block_size", "mask_token_id", "num_target_layers", "sliding_window", "max_position_embeddings",
-               "selector_top_k")
+               "selector_top_k", "swa_window_size")
 FLOAT_OPTIONS = ("rope_theta", "rms_norm_eps", "input_embedding_scale", "output_multiplier", "final_logit_softcapping")
 ROPE_OPTIONS = ("rope_scaling", "rope_parameters")
 MAX_INT = 2 ** 31 - 1  # vLLM and torch keep these in 32-bit integers
@@ -612,6 +639,10 @@ def main():
             input_embedding_scale=dict(type="float"),
             output_multiplier=dict(type="float"),
             final_logit_softcapping=dict(type="float"),
+            use_swa=dict(type="bool"),
+            swa_window_size=dict(type="int"),
+            causal=dict(type="bool"),
+            is_neox_style=dict(type="bool"),
             speculators_config=dict(type="path"),
             ids_policy=dict(type="str", default="warn", choices=["warn", "require_explicit"]),
             vllm_version=dict(type="str"),

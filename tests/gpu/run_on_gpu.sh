@@ -24,6 +24,9 @@
 #   PORT            the tiny server's port                                                      [8000]
 #   FAIL_TIMEOUT    seconds to wait for the broken start (step 1, before the guard) to fail      [300]
 #   READY_TIMEOUT   seconds to wait for a good start to be ready                                 [420]
+#   SERVER_ENV_JSON the server's environment as a JSON object, given to the role as vllm_service_environment;
+#                   its environment file's lines (the role's filter) are applied to every start      [{}]
+#                   (run 5: {"VLLM_USE_FLASHINFER_SAMPLER": "0"}, see README)
 set -uo pipefail
 
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -35,6 +38,7 @@ VLLM_VERSION="${VLLM_VERSION:-0.22.0}"
 PORT="${PORT:-8000}"
 FAIL_TIMEOUT="${FAIL_TIMEOUT:-300}"
 READY_TIMEOUT="${READY_TIMEOUT:-420}"
+SERVER_ENV_JSON="${SERVER_ENV_JSON:-{\}}"
 WHEELHOUSE="${WHEELHOUSE:-$WORK/wheels}"
 WHEELHOUSE_020="${WHEELHOUSE_020:-$WORK/wheels-020}"
 VENV="$WORK/vllm-venv"          # the python_env venv: vLLM $VLLM_VERSION (+ flash-attn-4 for step 1's first start)
@@ -99,10 +103,20 @@ flash_attn_state() {  # flash_attn_state <name>: what Python and the file system
 SERVER_PID=""
 start_server() {  # start_server <log> <argv json file>: the rendered command line, in the foreground's stead
     local log="$1" argv_file="$2"
-    local -a argv
+    local -a argv envs=()
     mapfile -d '' argv < <("$PYTHON" -c 'import json,sys; sys.stdout.write("\0".join(json.load(open(sys.argv[1]))) + "\0")' "$argv_file")
-    { printf '$'; printf ' %q' "${argv[@]}"; printf '\n'; } > "${log%.log}.cmd.txt"
-    setsid "${argv[@]}" > "$log" 2>&1 < /dev/null &
+    # The environment file the role would write beside the unit (<argv>.env, from render_command.yml): its
+    # KEY=VALUE lines, unquoted as systemd's EnvironmentFile= does.
+    if [ -s "${argv_file%.json}.env" ]; then
+        mapfile -d '' envs < <("$PYTHON" -c 'import shlex,sys
+for line in open(sys.argv[1]):
+    line = line.strip()
+    if line and not line.startswith("#"):
+        key, _, value = line.partition("=")
+        sys.stdout.write("%s=%s\0" % (key, "".join(shlex.split(value))))' "${argv_file%.json}.env")
+    fi
+    { printf '$'; [ ${#envs[@]} -gt 0 ] && printf ' env' && printf ' %q' "${envs[@]}"; printf ' %q' "${argv[@]}"; printf '\n'; } > "${log%.log}.cmd.txt"
+    setsid env "${envs[@]}" "${argv[@]}" > "$log" 2>&1 < /dev/null &
     SERVER_PID=$!
     say "started pid $SERVER_PID: ${argv[*]}"
 }
@@ -148,7 +162,7 @@ print(json.loads(a[a.index("--speculative-config") + 1])["model"])' "$argv_file"
     fi
     stop_server
     # V1 logs 'Using auxiliary layers from speculative config', V2 'Using Eagle3 auxiliary layers from config'.
-    grep -nE 'auxiliary layers from|Resolved architecture|attention backend|Model Runner|No module named|undefined symbol|Engine core initialization failed|Application startup complete' \
+    grep -nE 'auxiliary layers from|Resolved architecture|attention backend|Model Runner|top-p & top-k sampling|Building JIT module|No module named|undefined symbol|Engine core initialization failed|Application startup complete' \
         "$OUT_DIR/$name.log" | sed 's/\x1b\[[0-9;]*m//g' > "$OUT_DIR/$name-keylines.txt"
     sed 's/^/    /' "$OUT_DIR/$name-keylines.txt" | head -20 | tee -a "$SUMMARY"
 }
@@ -198,7 +212,8 @@ step3_config() {  # the drafter config for vLLM $VLLM_VERSION and the command li
     say "== step 3: dflash_drafter_config for vllm $VLLM_VERSION, then the vllm_service command line"
     playbook step3-dflash_drafter_config drafter_config.yml -e "vllm_version=$VLLM_VERSION"
     cp "$TINY/drafter/config.json" "$OUT_DIR/step3-drafter-config.json"
-    playbook step3-render_command render_command.yml -e "venv=$VENV" -e "server_port=$PORT" -e result_name=step3-vllm_service-argv
+    playbook step3-render_command render_command.yml -e "venv=$VENV" -e "server_port=$PORT" -e result_name=step3-vllm_service-argv \
+        -e "{\"server_env\": $SERVER_ENV_JSON}"
     [ -s "$OUT_DIR/step3-vllm_service-argv.json" ] || { say "no argv rendered"; return 1; }
     tail -c 600 "$OUT_DIR/step3-vllm_service-argv.json" | tee -a "$SUMMARY"
 }
@@ -270,7 +285,7 @@ step6() {  # issue 16: a tiny DFlash2 drafter, its config derived by the module,
         -e "drafter_dir=$TINY/drafter2" -e selector_top_k=4 -e is_causal=false -e result_name=step6-dflash_drafter_config
     cp "$TINY/drafter2/config.json" "$OUT_DIR/step6-drafter-config.json"
     playbook step6-render_command render_command.yml -e "venv=$VENV" -e "server_port=$PORT" \
-        -e "drafter_dir=$TINY/drafter2" -e result_name=step6-vllm_service-argv
+        -e "drafter_dir=$TINY/drafter2" -e result_name=step6-vllm_service-argv -e "{\"server_env\": $SERVER_ENV_JSON}"
     [ -s "$OUT_DIR/step6-vllm_service-argv.json" ] || { say "no argv rendered"; return 1; }
     serve_and_wait step6-dflash2 "$OUT_DIR/step6-vllm_service-argv.json" "$READY_TIMEOUT"
     cat "$OUT_DIR/step6-dflash2-spec_decode.txt" 2>/dev/null | grep -v _created | tee -a "$SUMMARY"
