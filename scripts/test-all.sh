@@ -6,7 +6,7 @@
 #   IGH_SCENARIOS="base drafter" bash scripts/test-all.sh
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-cd "$ROOT"
+cd "$ROOT" || exit 1
 T_START=$SECONDS
 bash scripts/bootstrap.sh || { echo "bootstrap failed"; exit 1; }
 echo "bootstrap: $((SECONDS-T_START)) s"
@@ -29,6 +29,11 @@ stage() {
   else
     failed=$((failed+1)); failed_names+=("$name")
     echo "=== $name: FAILED ($((SECONDS-t0)) s); the last lines of its log:"; tail -n 40 "$LOGS/stage-$name.log" | sed 's/^/  | /'
+    # Molecule cleans up after a failure, so the tail is often the destroy step:
+    # the first failure lines, wherever they are, go next to the verdict too.
+    echo "=== $name: the first failure lines ($LOGS/stage-$name.log):"
+    sed 's/\x1b\[[0-9;]*m//g' "$LOGS/stage-$name.log" |
+      grep -n -m 8 -E 'fatal: |FAILED!|^E  |Executed: Failed|CRITICAL|Error:|failed=[1-9]|[0-9]+ failed' | sed 's/^/  | /' || true
   fi
   times+=("$(printf '%-24s %5d s' "$name" $((SECONDS-t0)))")
 }

@@ -13,7 +13,8 @@ from collections.abc import Mapping
 from ansible.errors import AnsibleFilterError
 from ansible_collections.inference.gpu_host.plugins.module_utils.plain_data import plain
 from ansible_collections.inference.gpu_host.plugins.module_utils.vllm_serve import (
-    VllmServeError, build_serve_argv, local_drafter_dir, probe_host, restart_result, rollback_plan, settle_speculative_config)
+    VllmServeError, build_serve_argv, local_drafter_dir, probe_host, restart_result, rollback_items, rollback_plan,
+    settle_speculative_config)
 
 # The settings vllm_serve_argv takes: build_serve_argv's keywords, the role's variables without vllm_service_.
 SERVE_SETTINGS = ("model", "served_model_name", "host", "port", "tensor_parallel_size", "gpu_memory_utilization",
@@ -67,9 +68,14 @@ def vllm_rollback_plan(enabled, restarted, change_pending, previous_present):
     return _call("vllm_rollback_plan", rollback_plan, enabled, restarted, change_pending, previous_present)
 
 
+def vllm_rollback_items(unit_env_changed, unit_path, env_path, generation=None, files=()):
+    """{"link", "files", "names"}: what a rollback of this run puts back."""
+    return _call("vllm_rollback_items", rollback_items, unit_env_changed, unit_path, env_path, generation, files)
+
+
 class FilterModule(object):
     def filters(self):
         return {"vllm_serve_argv": vllm_serve_argv, "vllm_probe_host": vllm_probe_host,
                 "vllm_drafter_dir": vllm_drafter_dir,
                 "vllm_speculative_config": vllm_speculative_config, "vllm_restart_result": vllm_restart_result,
-                "vllm_rollback_plan": vllm_rollback_plan}
+                "vllm_rollback_plan": vllm_rollback_plan, "vllm_rollback_items": vllm_rollback_items}

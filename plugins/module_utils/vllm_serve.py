@@ -16,6 +16,7 @@ __metaclass__ = type
 # * settle_speculative_config(configured, drafter_config) -> the dict passed as --speculative-config
 # * restart_result(invocation_before, invocation_after) -> {"changed": bool, ...}
 # * rollback_plan(enabled, restarted, change_pending, previous_present) -> {"roll_back": bool, "reason": str}
+# * rollback_items(unit_env_changed, unit_path, env_path, generation, files) -> what a rollback puts back
 
 import ipaddress
 import json
@@ -371,7 +372,7 @@ def rollback_plan(enabled, restarted, change_pending, previous_present):
     if not _boolean("rollback", enabled):
         reason = "%s is false" % _var("rollback")
     elif not change_pending:
-        reason = "this run did not change the unit or its environment"
+        reason = "this run did not change the unit or its environment (nor the venv link or the drafter's config.json)"
     elif not restarted:
         reason = "the server did not restart in this run (%s=defer?)" % _var("restart_policy")
     elif not previous_present or not all(previous_present):
@@ -379,3 +380,44 @@ def rollback_plan(enabled, restarted, change_pending, previous_present):
     else:
         return {"roll_back": True, "reason": ""}
     return {"roll_back": False, "reason": reason}
+
+
+def _abs_path(name, value):
+    if not isinstance(value, str) or not value.startswith("/") or _UNSAFE.search(value):
+        raise VllmServeError("%s: expected an absolute path, got %s" % (name, _show(value)))
+    return posixpath.normpath(value)
+
+
+def rollback_items(unit_env_changed, unit_path, env_path, generation=None, files=()):
+    """What a rollback of this run puts back, in order, with one line each for the failure message.
+
+    One switch is one generation (docs/generations.md): the venv link (python_env_generation, when
+    this run switched it and a previous generation is there), the files kept as ``<path>.prev``
+    before this run wrote them (``files``: the drafter's config.json, the local facts that say which
+    generation serves), and the unit and its environment file when this run changed them.
+    Returns {"link": {"path", "target", "from"} or None, "files": [paths], "names": [str]}.
+    """
+    generation = generation or {}
+    if not isinstance(generation, Mapping):
+        raise VllmServeError("python_env_generation: expected a dict (the python_env role's fact), got %s"
+                             % _show(generation))
+    if isinstance(files, (str, bytes)) or not isinstance(files, (list, tuple)):
+        raise VllmServeError("the rollback files: expected a list of paths, got %s" % _show(files))
+    link, names, restore = None, [], []
+    if _boolean("python_env_generation.switched", generation.get("switched", False)) \
+            and generation.get("previous_dir"):
+        link = {"path": _abs_path("python_env_generation.link", generation.get("link")),
+                "target": _abs_path("python_env_generation.previous_dir", generation.get("previous_dir")),
+                "from": _abs_path("python_env_generation.dir", generation.get("dir"))}
+        names.append("venv link %s -> %s (was %s)" % (link["path"], link["target"], link["from"]))
+    for index, path in enumerate(files):
+        path = _abs_path("the rollback files[%d]" % index, path)
+        if path not in restore:
+            restore.append(path)
+            names.append(path)
+    if _boolean("unit_env_changed", unit_env_changed):
+        for name, path in (("the unit", unit_path), ("the environment file", env_path)):
+            path = _abs_path(name, path)
+            restore.append(path)
+            names.append(path)
+    return {"link": link, "files": restore, "names": names}

@@ -40,3 +40,14 @@ def test_local_facts(host):
 def test_uv_pinned(host):
     out = host.run("/opt/inference-gpu-host/tools/bin/uv --version")
     assert out.rc == 0 and out.stdout.startswith("uv 0.9.30")
+
+
+def test_venv_is_a_generation(host):
+    """/root/ml-env is a link to its generation, named from the lock and the Python (docs/generations.md)."""
+    link = host.file(VENV)
+    assert link.is_symlink
+    target = link.linked_to
+    assert target.startswith("/root/ml-env.generations/vllm-0.20.1-py3.11-")
+    assert host.file(target + "/.inference-gpu-host/generation.json").is_file
+    facts = json.loads(host.file("/etc/ansible/facts.d/inference_python_env.fact").content_string)
+    assert facts["generation_dir"] == target and facts["venv"] == VENV

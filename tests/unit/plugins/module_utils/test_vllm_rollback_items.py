@@ -1,0 +1,47 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, inference.gpu_host contributors
+# Apache License 2.0 (see LICENSE)
+"""vllm_serve.rollback_items: one switch is one generation, and all of it goes back."""
+from __future__ import absolute_import, division, print_function
+
+import pytest
+
+from ansible_collections.inference.gpu_host.plugins.module_utils.vllm_serve import (
+    VllmServeError, rollback_items, rollback_plan)
+
+UNIT, ENV = "/etc/systemd/system/vllm-tiny.service", "/etc/vllm/tiny.env"
+GEN = {"link": "/root/ml-env", "dir": "/root/ml-env.generations/new", "previous_dir": "/root/ml-env.generations/old",
+       "switched": True, "rollback_files": ["/etc/ansible/facts.d/inference_python_env.fact"]}
+
+
+def test_everything_goes_back_together():
+    items = rollback_items(True, UNIT, ENV, GEN, GEN["rollback_files"] + ["/root/models/d/config.json"])
+    assert items["link"] == {"path": "/root/ml-env", "target": "/root/ml-env.generations/old",
+                             "from": "/root/ml-env.generations/new"}
+    assert items["files"] == ["/etc/ansible/facts.d/inference_python_env.fact", "/root/models/d/config.json", UNIT, ENV]
+    assert items["names"][0].startswith("venv link /root/ml-env -> /root/ml-env.generations/old")
+    assert len(items["names"]) == 5
+
+
+def test_only_what_changed():
+    assert rollback_items(False, UNIT, ENV) == {"link": None, "files": [], "names": []}
+    assert rollback_items(True, UNIT, ENV, dict(GEN, switched=False))["files"] == [UNIT, ENV]
+    # A first generation (blank host) has nothing to go back to.
+    assert rollback_items(False, UNIT, ENV, dict(GEN, previous_dir=""))["link"] is None
+    only_drafter = rollback_items(False, UNIT, ENV, {}, ["/root/models/d/config.json"])
+    assert only_drafter["files"] == ["/root/models/d/config.json"]
+    # The plan then rolls back a drafter change alone (no unit/env copies needed).
+    plan = rollback_plan(True, True, bool(only_drafter["names"]), [True])
+    assert plan["roll_back"]
+
+
+@pytest.mark.parametrize("args, match", [
+    ((True, UNIT, ENV, "gen"), "python_env_generation: expected a dict"),
+    ((True, UNIT, ENV, dict(GEN, link="ml-env")), "python_env_generation.link: expected an absolute path"),
+    ((True, UNIT, ENV, {}, "/a"), "the rollback files: expected a list"),
+    ((True, UNIT, ENV, {}, ["rel/config.json"]), r"the rollback files\[0\]"),
+    (("maybe", UNIT, ENV), "unit_env_changed"),
+])
+def test_bad_input(args, match):
+    with pytest.raises(VllmServeError, match=match):
+        rollback_items(*args)
