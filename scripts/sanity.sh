@@ -9,8 +9,8 @@ mkdir -p "$DEST"
 # Only what git would ship (tracked + new, not ignored); not the link farm.
 (cd "$ROOT" && git ls-files -co --exclude-standard | grep -v -e '^\.collections/' -e '^ct129$') > "$WORK/files.txt"
 rsync -a --delete --files-from="$WORK/files.txt" "$ROOT/" "$DEST/"
-# rsync --files-from does not delete stale files: prune what is not listed.
-(cd "$DEST" && find . -type f ! -path './tests/output/*' | sed 's#^\./##' | sort > "$WORK/have.txt")
+# rsync --files-from does not delete stale files (or links): prune what is not listed.
+(cd "$DEST" && find . \( -type f -o -type l \) ! -path './tests/output/*' | sed 's#^\./##' | sort > "$WORK/have.txt")
 sort "$WORK/files.txt" | comm -23 "$WORK/have.txt" - | (cd "$DEST" && xargs -r rm -f)
 cd "$DEST"
 exec "$ROOT/.venv/bin/ansible-test" sanity --venv --python 3.11 --requirements "$@"

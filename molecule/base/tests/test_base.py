@@ -1,5 +1,7 @@
 """testinfra checks of the base role on a real LXC system container."""
 
+import json
+
 
 def test_service_account(host):
     user = host.user("vllm")
@@ -40,3 +42,13 @@ def test_extra_ca_trusted_by_curl(host):
 
 def test_local_facts_dir(host):
     assert host.file("/etc/ansible/facts.d").is_directory
+
+
+def test_record_of_what_was_installed(host):
+    """One local fact records the package set and the CA certificates' hashes the store was rebuilt for."""
+    record = json.loads(host.file("/etc/ansible/facts.d/inference_gpu_host_base.fact").content_string)
+    assert {"python3-venv", "build-essential", "curl", "ca-certificates"} <= set(record["packages"])
+    ca_dir = "/usr/local/share/ca-certificates/inference-gpu-host/"
+    assert record["ca_certificates"], record
+    for name, digest in record["ca_certificates"].items():
+        assert host.file(ca_dir + name).sha256sum == digest, name

@@ -1,0 +1,149 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, inference.gpu_host contributors
+# Apache License 2.0 (see LICENSE)
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+---
+module: base_host_state
+short_description: Read, in one call, the host state the base role manages
+version_added: 0.1.0
+description:
+  - Reads the Debian packages' install status, the size of C(/dev/shm), the SHA-256 of the extra CA
+    certificates in O(ca_dir) (with owner, group and mode), the base role's record (a local fact, JSON), the service account and group,
+    and owner, group, mode and (for regular files) SHA-256 of the given paths.
+  - The base role hands the result to the P(inference.gpu_host.base_plan#filter) filter, which names the
+    work left, so that a run with nothing to change makes no other round trip.
+  - Read-only. Bad options fail with a message naming the option.
+author: inference.gpu_host contributors (!UNKNOWN)
+extends_documentation_fragment:
+  - inference.gpu_host._attributes
+  - inference.gpu_host._attributes.INFO_MODULE
+  - inference.gpu_host._attributes.PLATFORM_LINUX
+options:
+  packages:
+    description: Debian packages whose status to read (C(python3-apt) is always read too).
+    type: list
+    elements: str
+    default: []
+  ca_dir:
+    description: Absolute path of the directory the role installs extra CA certificates into.
+    type: path
+    required: true
+  record:
+    description: Absolute path of the role's record (a C(.fact) file holding a JSON object).
+    type: path
+    required: true
+  user:
+    description: The service account to read.
+    type: str
+    required: true
+  group:
+    description: The service group to read.
+    type: str
+    required: true
+  paths:
+    description: Absolute paths to read owner, group, mode and content hash of.
+    type: list
+    elements: path
+    default: []
+"""
+
+EXAMPLES = r"""
+- name: Read the host's state
+  inference.gpu_host.base_host_state:
+    packages: [curl, git]
+    ca_dir: /usr/local/share/ca-certificates/inference-gpu-host
+    record: /etc/ansible/facts.d/inference_gpu_host_base.fact
+    user: vllm
+    group: vllm
+    paths: [/srv/models, /etc/security/limits.d/90-inference-gpu-host.conf]
+  register: base_state
+"""
+
+RETURN = r"""
+packages:
+  description: "{package: installed} for O(packages) and C(python3-apt)."
+  type: dict
+  returned: always
+shm_mib:
+  description: Size of C(/dev/shm) in MiB, null when it cannot be read.
+  type: int
+  returned: always
+ca_files:
+  description: "{file name: {exists, isdir, owner, group, mode, sha256}} of the C(.crt) files in O(ca_dir)."
+  type: dict
+  returned: always
+record:
+  description: The role's record, null when absent or unreadable (a warning says why).
+  type: dict
+  returned: always
+user:
+  description: exists, and when it does its primary group, home, shell and whether the home exists.
+  type: dict
+  returned: always
+group:
+  description: exists.
+  type: dict
+  returned: always
+paths:
+  description: "{path: {exists, isdir, owner, group, mode, sha256}}; sha256 for regular files only."
+  type: dict
+  returned: always
+"""
+
+import os
+
+from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.inference.gpu_host.plugins.module_utils.base_state import (
+    account_state, ca_files, parse_dpkg, path_state, read_record, shm_mib)
+
+DPKG_FORMAT = "-f=${Package} ${db:Status-Status}\\n"
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(
+            packages=dict(type="list", elements="str", default=[]),
+            ca_dir=dict(type="path", required=True),
+            record=dict(type="path", required=True),
+            user=dict(type="str", required=True),
+            group=dict(type="str", required=True),
+            paths=dict(type="list", elements="path", default=[]),
+        ),
+        supports_check_mode=True,
+    )
+    params = module.params
+    for option in ("ca_dir", "record"):
+        if not os.path.isabs(params[option]):
+            module.fail_json(msg="%s must be an absolute path, got %r" % (option, params[option]))
+    bad = [p for p in params["paths"] if not os.path.isabs(p)]
+    if bad:
+        module.fail_json(msg="paths must be absolute, got %r" % (bad,))
+    bad = [p for p in params["packages"] if not p or p.startswith("-") or any(c.isspace() for c in p)]
+    if bad:
+        module.fail_json(msg="packages must be Debian package names, got %r" % (bad,))
+    names = sorted(set(params["packages"]) | {"python3-apt"})
+    dpkg = module.get_bin_path("dpkg-query")
+    out = ""
+    if dpkg:
+        # rc 1 only says that some package is unknown: its line is missing, so it reads as not installed.
+        _rc, out, _err = module.run_command([dpkg, "-W", DPKG_FORMAT] + names)
+    record, warning = read_record(params["record"])
+    if warning:
+        module.warn(warning)
+    result = dict(
+        changed=False,
+        packages=parse_dpkg(out, names),
+        shm_mib=shm_mib(),
+        ca_files=ca_files(params["ca_dir"]),
+        record=record,
+        paths={p: path_state(p) for p in params["paths"]},
+    )
+    result.update(account_state(params["user"], params["group"]))
+    module.exit_json(**result)
+
+
+if __name__ == "__main__":
+    main()
