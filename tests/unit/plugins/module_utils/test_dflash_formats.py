@@ -33,16 +33,6 @@ def tiny_target():
 
 
 @pytest.fixture(scope="module")
-def v1_header(tmp_path_factory):
-    return read_checkpoint(fx.write_tiny_drafter(tmp_path_factory.mktemp("v1") / "model.safetensors"))
-
-
-@pytest.fixture(scope="module")
-def dflash2_header(tmp_path_factory):
-    return read_checkpoint(fx.write_tiny_dflash2(tmp_path_factory.mktemp("d2") / "model.safetensors"))
-
-
-@pytest.fixture(scope="module")
 def qwen38_header(tmp_path_factory):
     return read_checkpoint(fx.write_qwen38_dflash2(tmp_path_factory.mktemp("q38") / "model.safetensors"))
 

@@ -51,16 +51,6 @@ def narrow_header(tmp_path_factory):
     return header_of(tmp_path_factory.mktemp("narrow"), narrow_specs())
 
 
-@pytest.fixture(scope="module")
-def v1_header(tmp_path_factory):
-    return read_checkpoint(fx.write_tiny_drafter(tmp_path_factory.mktemp("v1") / "model.safetensors"))
-
-
-@pytest.fixture(scope="module")
-def dflash2_header(tmp_path_factory):
-    return read_checkpoint(fx.write_tiny_dflash2(tmp_path_factory.mktemp("d2") / "model.safetensors"))
-
-
 # ------------------------------------------------------ the table's rows ---
 
 def test_the_table_says_which_vllm_reads_which_key():
