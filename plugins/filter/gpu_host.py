@@ -16,6 +16,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from ansible.errors import AnsibleFilterError
 from ansible_collections.inference.gpu_host.plugins.module_utils.dflash import stale_ids_message
 from ansible_collections.inference.gpu_host.plugins.module_utils.gpu_facts import GpuFactsError, flash_attn_gate
+from ansible_collections.inference.gpu_host.plugins.module_utils.vllm_versions import (
+    VllmVersionError, behaviour, known_problems)
 
 # flash_attn-2.8.3+cu12torch2.7cxx11abiFALSE-cp311-cp311-linux_x86_64.whl
 _WHEEL = re.compile(
@@ -127,8 +129,18 @@ def _dflash_stale_ids(config, vllm_version):
     return stale_ids_message(config, str(vllm_version)) or ""
 
 
+def _vllm_version_table(version, distribution="vllm"):
+    """What the versions table says of a pinned vLLM, read on the controller (no round trip)."""
+    try:
+        return {"version": str(version), "distribution": distribution, "behaviour": behaviour(str(version)),
+                "known_problems": known_problems(str(version), distribution)}
+    except VllmVersionError as exc:
+        raise AnsibleFilterError("vllm_version_table: %s" % exc)
+
+
 class FilterModule(object):
     def filters(self):
         return {"flash_attn_gate": _flash_attn_gate, "wheel_tags": _wheel_tags,
                 "systemd_quote": _systemd_quote, "systemd_exec": _systemd_exec,
-                "file_fingerprint": _file_fingerprint, "dflash_stale_ids": _dflash_stale_ids}
+                "file_fingerprint": _file_fingerprint, "dflash_stale_ids": _dflash_stale_ids,
+                "vllm_version_table": _vllm_version_table}

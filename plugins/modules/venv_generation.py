@@ -143,90 +143,13 @@ previous:
   type: str
 """
 
-import errno
-import json
 import os
 import shutil
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.inference.gpu_host.plugins.module_utils.venv_generations import (
-    COMPLETE_FILE, FAILED_FILE, STATE_SUBDIR, GenerationError, adopted_name, generation_name, generations_dir,
-    in_use_generations, plan, prune_plan)
-
-
-def _read_text(path, limit=1 << 20):
-    try:
-        with open(path, "rb") as handle:
-            return handle.read(limit).decode("utf-8", "replace")
-    except (IOError, OSError):
-        return ""
-
-
-def _pyvenv_version(venv):
-    """The Python version a venv was made with, from its pyvenv.cfg (uv: version_info, venv: version)."""
-    for line in _read_text(os.path.join(venv, "pyvenv.cfg")).splitlines():
-        key, sep, value = line.partition("=")
-        if sep and key.strip() in ("version_info", "version"):
-            return value.strip()
-    return ""
-
-
-def _layout(venv_dir):
-    try:
-        st = os.lstat(venv_dir)
-    except OSError as exc:
-        if exc.errno == errno.ENOENT:
-            return "absent", ""
-        raise
-    if os.path.islink(venv_dir):
-        return "link", os.path.realpath(venv_dir)
-    if os.path.isdir(venv_dir) and not os.path.islink(venv_dir) and st:
-        return "dir", ""
-    return "other", ""
-
-
-def _generations(gens):
-    entries = []
-    try:
-        names = sorted(os.listdir(gens))
-    except OSError:
-        return entries
-    for name in names:
-        path = os.path.join(gens, name)
-        if name.startswith(".") or os.path.islink(path) or not os.path.isdir(path):
-            continue
-        entries.append({"name": name, "mtime": int(os.stat(path).st_mtime)})
-    return entries
-
-
-def _free_bytes(path):
-    while path and not os.path.isdir(path):
-        path = os.path.dirname(path)
-    st = os.statvfs(path or "/")
-    return st.f_bavail * st.f_frsize
-
-
-def _cmdlines():
-    for pid in os.listdir("/proc"):
-        if not pid.isdigit():
-            continue
-        try:
-            with open("/proc/%s/cmdline" % pid, "rb") as handle:
-                yield [a.decode("utf-8", "replace") for a in handle.read(8192).split(b"\0")[:2]]
-        except (IOError, OSError):
-            continue
-
-
-def _failed(wanted_dir):
-    text = _read_text(os.path.join(wanted_dir, STATE_SUBDIR, FAILED_FILE))
-    if not text:
-        return None
-    try:
-        record = json.loads(text)
-    except ValueError:
-        record = {}
-    return record if isinstance(record, dict) else {}
+from ansible_collections.inference.gpu_host.plugins.module_utils.python_env_state import list_generations, read_generations
+from ansible_collections.inference.gpu_host.plugins.module_utils.venv_generations import GenerationError, prune_plan
 
 
 def _relink(link, target):
@@ -255,24 +178,16 @@ def main():
     p = module.params
     venv_dir = p["venv_dir"].rstrip("/") if p["venv_dir"] else p["venv_dir"]
     try:
-        gens = generations_dir(venv_dir)
-        wanted = generation_name(p["requirements"], p["python_version"])
-        layout, target = _layout(venv_dir)
-        adopt_as = ""
-        if layout == "dir":
-            adopt_as = adopted_name(_read_text(os.path.join(venv_dir, STATE_SUBDIR, "expected.txt")),
-                                    _pyvenv_version(venv_dir), os.stat(venv_dir).st_mtime)
-        wanted_dir = os.path.join(gens, wanted)
-        in_use = in_use_generations(gens, _cmdlines())
-        decided = plan(venv_dir, layout, target, _generations(gens), wanted, p["keep"], _free_bytes(gens),
-                       p["free_gib"], adopt_as=adopt_as,
-                       wanted_complete=os.path.isfile(os.path.join(wanted_dir, STATE_SUBDIR, COMPLETE_FILE)),
-                       wanted_failed=_failed(wanted_dir), retry_failed=p["retry_failed"], in_use=in_use)
+        decided = read_generations(venv_dir, p["requirements"], p["python_version"], p["keep"], p["free_gib"],
+                                   p["retry_failed"])
     except GenerationError as exc:
         module.fail_json(msg=str(exc))
     except OSError as exc:
-        module.fail_json(msg="reading %s and %s: %s" % (venv_dir, gens, exc))
-    result = dict(decided, wanted=wanted, in_use=in_use, failed_record=_failed(wanted_dir), changed=False)
+        module.fail_json(msg="reading %s and its generations: %s" % (venv_dir, exc))
+    gens, wanted, wanted_dir, in_use = (decided["generations_dir"], decided["wanted"], decided["wanted_dir"],
+                                        decided["in_use"])
+    layout, target = decided.pop("layout"), decided.pop("target")
+    result = dict(decided, changed=False)
     action = p["action"]
     try:
         if action == "adopt" and decided["adopt"]:
@@ -302,9 +217,9 @@ def main():
                 # `protect`. Only entries of the generations directory are candidates.
                 protected = [wanted] + ([decided["serving"]] if decided["serving"] else []) + in_use
                 protected += [os.path.basename(x.rstrip("/")) for x in p["protect"] if x]
-                result["prune"] = prune_plan(_generations(gens), p["keep"], protected)
+                result["prune"] = prune_plan(list_generations(gens), p["keep"], protected)
                 result["changed"] = bool(result["prune"])
-                names = [g["name"] for g in _generations(gens)]
+                names = [g["name"] for g in list_generations(gens)]
                 result["diff"] = {"before": "".join(n + "\n" for n in names),
                                   "after": "".join(n + "\n" for n in names if n not in result["prune"])}
                 if not module.check_mode:

@@ -1,0 +1,258 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, inference.gpu_host contributors
+# Apache License 2.0 (see LICENSE)
+"""The `python_env` role's state of a host, read in one module call, and whether a run has work left.
+
+``read_generations`` and ``read_state`` run on the host (modules venv_generation and python_env_host_state):
+the venv link and its generations, the installer, the Python, the wanted generation's lock files, the venv
+against its lock (exactly), flash_attn's owners, the installed vLLM and the role's record.
+``decide`` runs on the controller (filter python_env_plan): a run whose host already is what the variables ask
+for has nothing left to do, so it skips every install, check and write (docs/generations.md). It says
+``settled`` only when every step would change nothing; anything it cannot tell leaves the steps to run.
+"""
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+import errno
+import json
+import os
+
+from ansible_collections.inference.gpu_host.plugins.module_utils.base_state import path_state, read_record
+from ansible_collections.inference.gpu_host.plugins.module_utils.flash_attn_guard import (
+    FlashAttnGuardError, inspect_venv)
+from ansible_collections.inference.gpu_host.plugins.module_utils.venv_generations import (
+    COMPLETE_FILE, FAILED_FILE, STATE_SUBDIR, GenerationError, adopted_name, generation_name, generations_dir,
+    in_use_generations, plan, requirement_lines)
+from ansible_collections.inference.gpu_host.plugins.module_utils.venv_lock import VenvLockError, compare
+from ansible_collections.inference.gpu_host.plugins.module_utils.vllm_versions import (
+    VllmVersionError, behaviour, entry_point, installed_vllm, known_problems)
+
+# How the role makes its directories (venv.yml says the same).
+ROLE_DIR = {"owner": "root", "group": "root", "mode": "0755"}
+
+
+class PythonEnvStateError(ValueError):
+    """Bad input or a host state the role cannot work with (the message names it)."""
+
+
+# ---------------------------------------------------------------- host side
+
+def read_text(path, limit=1 << 20):
+    try:
+        with open(path, "rb") as handle:
+            return handle.read(limit).decode("utf-8", "replace")
+    except (IOError, OSError):
+        return ""
+
+
+def pyvenv_version(venv):
+    """The Python version a venv was made with, from its pyvenv.cfg (uv: version_info, venv: version)."""
+    for line in read_text(os.path.join(venv, "pyvenv.cfg")).splitlines():
+        key, sep, value = line.partition("=")
+        if sep and key.strip() in ("version_info", "version"):
+            return value.strip()
+    return ""
+
+
+def layout(venv_dir):
+    """("absent" | "link" | "dir" | "other", the link's resolved target)."""
+    try:
+        os.lstat(venv_dir)
+    except OSError as exc:
+        if exc.errno == errno.ENOENT:
+            return "absent", ""
+        raise
+    if os.path.islink(venv_dir):
+        return "link", os.path.realpath(venv_dir)
+    if os.path.isdir(venv_dir):
+        return "dir", ""
+    return "other", ""
+
+
+def list_generations(gens):
+    entries = []
+    try:
+        names = sorted(os.listdir(gens))
+    except OSError:
+        return entries
+    for name in names:
+        path = os.path.join(gens, name)
+        if name.startswith(".") or os.path.islink(path) or not os.path.isdir(path):
+            continue
+        entries.append({"name": name, "mtime": int(os.stat(path).st_mtime)})
+    return entries
+
+
+def free_bytes(path):
+    while path and not os.path.isdir(path):
+        path = os.path.dirname(path)
+    st = os.statvfs(path or "/")
+    return st.f_bavail * st.f_frsize
+
+
+def cmdlines():
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            with open("/proc/%s/cmdline" % pid, "rb") as handle:
+                yield [a.decode("utf-8", "replace") for a in handle.read(8192).split(b"\0")[:2]]
+        except (IOError, OSError):
+            continue
+
+
+def failed_record(wanted_dir):
+    """A generation's failed.json (written when its server failed readiness) as a dict, or None."""
+    text = read_text(os.path.join(wanted_dir, STATE_SUBDIR, FAILED_FILE))
+    if not text:
+        return None
+    try:
+        record = json.loads(text)
+    except ValueError:
+        record = {}
+    return record if isinstance(record, dict) else {}
+
+
+def read_generations(venv_dir, requirements, python_version, keep, free_gib, retry_failed):
+    """What venv_generations.plan decides for this host, plus wanted, in_use, failed_record, layout and target.
+
+    Raises GenerationError (bad settings, a venv_dir that is neither a link nor a directory) or OSError.
+    """
+    gens = generations_dir(venv_dir)
+    wanted = generation_name(requirements, python_version)
+    found, target = layout(venv_dir)
+    adopt_as = ""
+    if found == "dir":
+        adopt_as = adopted_name(read_text(os.path.join(venv_dir, STATE_SUBDIR, "expected.txt")),
+                                pyvenv_version(venv_dir), os.stat(venv_dir).st_mtime)
+    wanted_dir = os.path.join(gens, wanted)
+    in_use = in_use_generations(gens, cmdlines())
+    failed = failed_record(wanted_dir)
+    decided = plan(venv_dir, found, target, list_generations(gens), wanted, keep, free_bytes(gens), free_gib,
+                   adopt_as=adopt_as, wanted_complete=os.path.isfile(os.path.join(wanted_dir, STATE_SUBDIR, COMPLETE_FILE)),
+                   wanted_failed=failed, retry_failed=retry_failed, in_use=in_use)
+    return dict(decided, wanted=wanted, in_use=in_use, failed_record=failed, layout=found, target=target)
+
+
+def _vllm(venv):
+    """The installed vLLM as vllm_version_info describes it, or {"installed": False, "reason"}."""
+    try:
+        found = installed_vllm(venv)
+        version, dist = found["version"], found["distribution"]
+        return {"installed": True, "version": version, "distribution": dist, "behaviour": behaviour(version),
+                "known_problems": known_problems(version, dist), "entry_point": entry_point(version, dist, venv)}
+    except (VllmVersionError, ValueError) as exc:
+        return {"installed": False, "reason": str(exc)}
+
+
+def read_state(venv_dir, requirements, lock, python, python_version, keep, free_gib, retry_failed,
+               keep_packages=(), flash_attn=False, record=None, state_subdir=STATE_SUBDIR, uv=None, uv_version="",
+               uv_cache_dir=None, expected=None):
+    """Everything the role reads on a run with nothing to change. Read-only.
+
+    python_version: the version ``python`` printed (the module runs it); uv_version the first word after
+    ``uv`` that ``uv --version`` printed ("" when uv is not used or absent). expected: expected.txt as the
+    role writes it (rendered on the controller); its requirement lines are compared.
+    """
+    gen = read_generations(venv_dir, requirements, python_version, keep, free_gib, retry_failed)
+    wanted_dir = gen["wanted_dir"]
+    state_dir = os.path.join(wanted_dir, state_subdir)
+    out = {
+        "python": python, "python_version": python_version, "uv": uv or "", "uv_version": uv_version,
+        "generation": gen,
+        "paths": {"uv_cache_dir": path_state(uv_cache_dir) if uv_cache_dir else {"exists": False},
+                  "generations_dir": path_state(gen["generations_dir"]), "state_dir": path_state(state_dir)},
+        "venv_python": os.path.exists(os.path.join(wanted_dir, "bin", "python")),
+        "complete": os.path.isfile(os.path.join(state_dir, COMPLETE_FILE)),
+        # The copy task writes the controller's file as it is; the file lookup drops trailing whitespace.
+        "lock_same": read_text(os.path.join(state_dir, "lock.txt"), 1 << 24).rstrip() == lock.rstrip(),
+        "expected_same": requirement_lines(read_text(os.path.join(state_dir, "expected.txt"), 1 << 24))
+        == requirement_lines(requirements if expected is None else expected),
+        "venv": {"in_sync": False}, "flash_attn": {"state": "unknown"}, "vllm": {"installed": False},
+        "record": None, "record_warning": None,
+    }
+    if record:
+        out["record"], out["record_warning"] = read_record(record)
+    if not out["venv_python"] or not out["expected_same"]:
+        return out
+    try:
+        found = compare(wanted_dir, os.path.join(state_dir, "expected.txt"), exact=True, keep=keep_packages)
+        out["venv"] = {"in_sync": bool(found["in_sync"]),
+                       "missing": [m["name"] for m in found["missing"]],
+                       "mismatched": [m["name"] for m in found["differing"]],
+                       "unexpected": [m["name"] for m in found["unexpected"]]}
+    except VenvLockError as exc:
+        out["venv"] = {"in_sync": False, "error": str(exc)}
+    if flash_attn:
+        try:
+            seen = inspect_venv(wanted_dir, 2).as_dict()
+            version = [o.get("version", "") for o in seen.get("owners", []) if o.get("name") == "flash-attn"]
+            out["flash_attn"] = {"state": seen.get("state"), "version": version[0] if version else "",
+                                 "damaged": len(seen.get("damaged") or [])}
+        except FlashAttnGuardError as exc:
+            out["flash_attn"] = {"state": "unreadable", "error": str(exc)}
+    out["vllm"] = _vllm(wanted_dir)
+    return out
+
+
+# ---------------------------------------------------------------- controller side
+
+def _dir_ok(state):
+    return bool(state and state.get("exists") and state.get("isdir")
+                and all(state.get(k) == v for k, v in ROLE_DIR.items()))
+
+
+def wanted_record(state, wanted):
+    """The record (local fact) a run writes when it switches nothing: wanted's fields, the generation's, and
+    the previous generation the current record names."""
+    gen = state.get("generation") or {}
+    before = state.get("record") or {}
+    record = dict(wanted.get("record") or {})
+    record.update(generation=gen.get("wanted", ""), generation_dir=gen.get("wanted_dir", ""),
+                  previous_generation_dir=before.get("previous_generation_dir", "") if isinstance(before, dict) else "")
+    return record
+
+
+def decide(state, wanted):
+    """{"settled": bool, "reasons": [what is left to do]} for a python_env run.
+
+    state: the result of python_env_host_state; wanted: installer ("uv" | "pip"), uv_version,
+    flash_attn (bool), flash_attn_version, record (the fields the role records, without the generation's).
+    """
+    if not isinstance(state, dict) or "generation" not in state:
+        raise PythonEnvStateError("python_env_plan: expected the result of python_env_host_state, got %.80r" % (state,))
+    if not isinstance(wanted, dict):
+        raise PythonEnvStateError("python_env_plan: wanted must be a mapping, got %.80r" % (wanted,))
+    gen = state["generation"]
+    reasons = []
+
+    def need(cond, why):
+        if cond:
+            reasons.append(why)
+
+    if wanted.get("installer", "uv") == "uv":
+        need(state.get("uv_version") != wanted.get("uv_version"),
+             "uv %s wanted, found %s" % (wanted.get("uv_version"), state.get("uv_version") or "none"))
+        need(not _dir_ok(state["paths"].get("uv_cache_dir")), "the uv cache directory")
+    need(gen.get("adopt"), "adopt the plain venv at %s" % gen.get("wanted_dir"))
+    need(gen.get("build"), "build generation %s" % gen.get("wanted"))
+    need(gen.get("switch"), "switch to generation %s" % gen.get("wanted"))
+    need(gen.get("refuse"), "a generation that failed readiness before")
+    need(gen.get("retry"), "retry a generation that failed readiness before")
+    need(bool(gen.get("prune")), "prune %s" % ", ".join(gen.get("prune") or []))
+    need(not _dir_ok(state["paths"].get("generations_dir")), "the generations directory")
+    need(not _dir_ok(state["paths"].get("state_dir")), "the generation's state directory")
+    need(not state.get("venv_python"), "the venv's Python")
+    need(not state.get("complete"), "the generation is not marked complete")
+    need(not state.get("lock_same"), "the placed lock differs")
+    need(not state.get("expected_same"), "the expected package set differs")
+    venv = state.get("venv") or {}
+    need(not venv.get("in_sync"), "the venv differs from its lock: %s" % ", ".join(
+        venv.get("missing", []) + venv.get("mismatched", []) + venv.get("unexpected", [])) or venv.get("error", ""))
+    if wanted.get("flash_attn"):
+        fa = state.get("flash_attn") or {}
+        need(fa.get("state") != "ok" or fa.get("version") != wanted.get("flash_attn_version") or fa.get("damaged"),
+             "flash_attn is %s %s (damaged files: %s)" % (fa.get("state"), fa.get("version", ""), fa.get("damaged", 0)))
+    need(not (state.get("vllm") or {}).get("installed"), "no vLLM readable in the venv")
+    need(state.get("record") != wanted_record(state, wanted), "the record of what the venv holds")
+    return {"settled": not reasons, "reasons": reasons}
