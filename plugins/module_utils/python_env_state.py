@@ -21,7 +21,7 @@ from ansible_collections.inference.gpu_host.plugins.module_utils.base_state impo
 from ansible_collections.inference.gpu_host.plugins.module_utils.flash_attn_guard import (
     FlashAttnGuardError, inspect_venv)
 from ansible_collections.inference.gpu_host.plugins.module_utils.venv_generations import (
-    COMPLETE_FILE, FAILED_FILE, STATE_SUBDIR, GenerationError, adopted_name, generation_name, generations_dir,
+    COMPLETE_FILE, FAILED_FILE, STATE_SUBDIR, adopted_name, generation_name, generations_dir,
     in_use_generations, plan, requirement_lines)
 from ansible_collections.inference.gpu_host.plugins.module_utils.venv_lock import VenvLockError, compare
 from ansible_collections.inference.gpu_host.plugins.module_utils.vllm_versions import (

@@ -174,8 +174,8 @@ _FLIPS = [
     ("expected_same", False), ("venv", {"in_sync": False, "unexpected": ["six"]}), ("vllm", {"installed": False}),
     ("record", None), ("generation.adopt", True), ("generation.build", True), ("generation.switch", True),
     ("generation.refuse", "failed before"), ("generation.retry", True), ("generation.prune", ["old"]),
-    ("paths.uv_cache_dir", {"exists": False}), ("paths.state_dir", {"exists": True, "isdir": True, "owner": "root",
-                                                                     "group": "root", "mode": "0700"}),
+    ("paths.uv_cache_dir", {"exists": False}),
+    ("paths.state_dir", {"exists": True, "isdir": True, "owner": "root", "group": "root", "mode": "0700"}),
 ]
 
 

@@ -1,0 +1,277 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, inference.gpu_host contributors
+# Apache License 2.0 (see LICENSE)
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+---
+module: vllm_service_host_state
+short_description: Read, in one call, the host state the vllm_service role reads and manages
+version_added: 0.1.0
+description:
+  - Reads the venv link and what it resolves to; the vLLM installed there as M(inference.gpu_host.vllm_version_info)
+    describes it (with its C(allow_missing) always on, the drafter's C(layer_types) narrowing the known problems); the
+    target's and the drafter's C(config.json); the GPUs as M(inference.gpu_host.nvidia_gpu_info) reads them; the
+    service account and the group database; the C(/dev/nvidia*) nodes; who listens on O(port) and that process's
+    control group; the unit's C(ControlGroup), C(InvocationID), C(ActiveState) and C(UnitFileState); owner, group,
+    mode and SHA-256 of the O(files); the role's record; the fingerprint (path, size, mtime) of the target model's
+    files; and which of O(rollback_paths) have a rollback copy C(<path>.prev).
+  - The vllm_service role hands the result to the P(inference.gpu_host.vllm_service_plan#filter) filter, which names
+    the work left, so that a run with nothing to change makes no other round trip but the readiness probe.
+  - Read-only. Bad options fail with a message naming the option.
+author: inference.gpu_host contributors (!UNKNOWN)
+extends_documentation_fragment:
+  - inference.gpu_host._attributes
+  - inference.gpu_host._attributes.INFO_MODULE
+  - inference.gpu_host._attributes.PLATFORM_LINUX
+options:
+  venv:
+    description: Absolute path of the venv (or the link to its generation) the service runs.
+    type: path
+    required: true
+  model:
+    description: Absolute path of the target model's directory (its C(config.json) and files).
+    type: path
+    required: true
+  drafter:
+    description: Absolute path of the drafter's directory, whose C(config.json) is read; not set without one.
+    type: path
+  model_patterns:
+    description: File name patterns of the target model's files to fingerprint (top level, as M(ansible.builtin.find)).
+    type: list
+    elements: str
+    default: ["*.safetensors", "*.json"]
+  user:
+    description: The service account.
+    type: str
+    required: true
+  unit:
+    description: The systemd unit, with its C(.service) suffix.
+    type: str
+    required: true
+  port:
+    description: The TCP port the server listens on.
+    type: int
+    required: true
+  files:
+    description:
+      - "Name: absolute path of each file or directory to read owner, group, mode and (regular files) SHA-256 of."
+      - The name C(record) is also read as the role's record (a JSON object).
+    type: dict
+    default: {}
+  rollback_paths:
+    description: Absolute paths whose rollback copy C(<path>.prev) is looked for.
+    type: list
+    elements: path
+    default: []
+notes:
+  - C(ss) (iproute2) and C(systemctl) must be there, as for the tasks this replaces.
+"""
+
+EXAMPLES = r"""
+- name: Read the host's state
+  inference.gpu_host.vllm_service_host_state:
+    venv: /opt/vllm-env
+    model: /srv/models/target
+    user: vllm
+    unit: vllm-default.service
+    port: 8000
+    files:
+      unit: /etc/systemd/system/vllm-default.service
+      env: /etc/vllm/default.env
+      record: /etc/ansible/facts.d/inference_vllm_service_default.fact
+      env_dir: /etc/vllm
+    rollback_paths: [/etc/systemd/system/vllm-default.service, /etc/vllm/default.env]
+  register: vllm_service_state
+"""
+
+RETURN = r"""
+venv:
+  description: path, exists, islink, and real (what the link resolves to; the path itself when it is no link).
+  type: dict
+  returned: always
+vllm:
+  description: >-
+    As M(inference.gpu_host.vllm_version_info) returns it for the venv's real directory (installed, reason,
+    version, distribution, behaviour, known_problems, entry_point).
+  type: dict
+  returned: always
+target_config:
+  description: The target's C(config.json), null when absent or unreadable.
+  type: dict
+  returned: always
+drafter_config:
+  description: The drafter's C(config.json), null when absent, unreadable or without O(drafter).
+  type: dict
+  returned: always
+gpus:
+  description: gpu_count, gpus and reason, as M(inference.gpu_host.nvidia_gpu_info) returns them.
+  type: dict
+  returned: always
+passwd:
+  description: getent passwd's fields for O(user) ([password, uid, gid, gecos, home, shell]), null when absent.
+  type: list
+  elements: str
+  returned: always
+group_db:
+  description: "getent group as Ansible returns it: {name: [password, gid, members]}."
+  type: dict
+  returned: always
+devices:
+  description: The C(/dev/nvidia*) entries (path, ischr, isdir, uid, gid, mode).
+  type: list
+  elements: dict
+  returned: always
+port:
+  description: listener (C(ss -Hltnp) output for O(port), empty when free) and listener_cgroup (its /proc/PID/cgroup).
+  type: dict
+  returned: always
+unit:
+  description: The unit's ControlGroup, InvocationID, ActiveState and UnitFileState ('' when systemd has none).
+  type: dict
+  returned: always
+files:
+  description: "{name: {exists, isdir, owner, group, mode, sha256}} for O(files); sha256 for regular files only."
+  type: dict
+  returned: always
+record:
+  description: The role's record (O(files) C(record)), null when absent or unreadable (a warning says why).
+  type: dict
+  returned: always
+model_fingerprint:
+  description: The fingerprint of the target model's files, as the C(inference.gpu_host.file_fingerprint) filter makes it.
+  type: str
+  returned: always
+rollback_copies:
+  description: The O(rollback_paths) that have a C(<path>.prev) copy.
+  type: list
+  elements: str
+  returned: always
+"""
+
+import os
+
+from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.inference.gpu_host.plugins.module_utils.gpu_facts import QUERY_ARGS, gpu_facts
+from ansible_collections.inference.gpu_host.plugins.module_utils.vllm_service_state import (
+    UNIT_PROPERTIES, account, device_nodes, fingerprint, group_db, listener_pid, model_files,
+    parse_systemctl_show, path_state, read_json, read_record, read_small, rollback_copies, venv_link)
+from ansible_collections.inference.gpu_host.plugins.module_utils.vllm_versions import (
+    VllmVersionError, behaviour, entry_point, installed_vllm, known_problems)
+
+LAYER_TYPES = ("full_attention", "sliding_attention")
+
+
+def describe_vllm(venv, layer_types):
+    """vllm_version_info's answer for venv, allow_missing on."""
+    try:
+        try:
+            found = installed_vllm(venv)
+        except VllmVersionError:
+            raise
+        except ValueError as exc:
+            # e.g. a METADATA Version with a release number too long for int()
+            raise VllmVersionError("venv %s: cannot read the installed vLLM's version: %s" % (venv, exc))
+        version, dist = found["version"], found["distribution"]
+        return dict(installed=True, version=version, distribution=dist, behaviour=behaviour(version),
+                    known_problems=known_problems(version, dist, layer_types),
+                    entry_point=entry_point(version, dist, venv))
+    except VllmVersionError as exc:
+        return dict(installed=False, reason=str(exc))
+
+
+def read_gpus(module):
+    smi = module.get_bin_path("nvidia-smi", opt_dirs=["/usr/bin", "/usr/local/bin", "/usr/sbin"])
+    query_out = query_rc = smi_out = smi_rc = None
+    if smi:
+        env = dict(LC_ALL="C", LANG="C")
+        query_rc, query_out, query_err = module.run_command([smi] + list(QUERY_ARGS), environ_update=env)
+        query_out = (query_out or "") + (query_err or "")
+        if query_rc == 0:
+            smi_rc, smi_out, _err = module.run_command([smi], environ_update=env)
+    facts = gpu_facts(query_out, query_rc, smi_out, smi_rc,
+                      kernel_module_text=read_small("/proc/driver/nvidia/version") or None)
+    return dict((k, facts.get(k)) for k in ("gpu_count", "gpus", "reason", "driver_version", "cuda_version"))
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(
+            venv=dict(type="path", required=True),
+            model=dict(type="path", required=True),
+            drafter=dict(type="path"),
+            model_patterns=dict(type="list", elements="str", default=["*.safetensors", "*.json"]),
+            user=dict(type="str", required=True),
+            unit=dict(type="str", required=True),
+            port=dict(type="int", required=True),
+            files=dict(type="dict", default={}),
+            rollback_paths=dict(type="list", elements="path", default=[]),
+        ),
+        supports_check_mode=True,
+    )
+    p = module.params
+    for option in ("venv", "model", "drafter"):
+        if p[option] is not None and not os.path.isabs(p[option]):
+            module.fail_json(msg="%s must be an absolute path, got %r" % (option, p[option]))
+    bad = [k for k, v in p["files"].items() if not isinstance(v, str) or not os.path.isabs(v)]
+    if bad:
+        module.fail_json(msg="files must map names to absolute paths, got %r" % (dict((k, p["files"][k]) for k in bad),))
+    bad = [v for v in p["rollback_paths"] if not os.path.isabs(v)]
+    if bad:
+        module.fail_json(msg="rollback_paths must be absolute, got %r" % (bad,))
+    if not 0 < p["port"] < 65536:
+        module.fail_json(msg="port must be 1-65535, got %r" % (p["port"],))
+    if not p["unit"].endswith(".service") or "/" in p["unit"]:
+        module.fail_json(msg="unit must be a unit name ending in .service, got %r" % (p["unit"],))
+
+    configs = {}
+    for name, directory in (("target_config", p["model"]), ("drafter_config", p["drafter"])):
+        configs[name] = None
+        if directory:
+            data, error = read_json(os.path.join(directory, "config.json"))
+            if error:
+                module.fail_json(msg=error)
+            configs[name] = data
+    drafter = configs["drafter_config"] if isinstance(configs["drafter_config"], dict) else {}
+    layer_types = drafter.get("layer_types")
+    layer_types = [t for t in layer_types if t in LAYER_TYPES] if isinstance(layer_types, list) else None
+    venv = venv_link(p["venv"])
+
+    ss = module.get_bin_path("ss", required=True)
+    rc, listener, err = module.run_command([ss, "-Hltnp", "sport = :%d" % p["port"]])
+    if rc != 0:
+        module.fail_json(msg="ss -Hltnp 'sport = :%d' failed (rc %d): %s" % (p["port"], rc, err.strip()))
+    pid = listener_pid(listener)
+    systemctl = module.get_bin_path("systemctl", required=True)
+    rc, show, err = module.run_command([systemctl, "show", "--property=" + ",".join(UNIT_PROPERTIES), p["unit"]])
+    if rc != 0:
+        module.fail_json(msg="systemctl show %s failed (rc %d): %s" % (p["unit"], rc, err.strip()))
+
+    record, warning = (None, None)
+    if "record" in p["files"]:
+        record, warning = read_record(p["files"]["record"])
+    if warning:
+        module.warn(warning)
+    module.exit_json(
+        changed=False,
+        venv=venv,
+        vllm=describe_vllm(venv["real"], layer_types),
+        target_config=configs["target_config"],
+        drafter_config=configs["drafter_config"],
+        gpus=read_gpus(module),
+        passwd=account(p["user"]),
+        group_db=group_db(),
+        devices=device_nodes(),
+        port=dict(listener=listener, listener_cgroup=read_small("/proc/%d/cgroup" % pid) if pid else ""),
+        unit=parse_systemctl_show(show),
+        files=dict((name, path_state(path)) for name, path in p["files"].items()),
+        record=record,
+        model_fingerprint=fingerprint(model_files(p["model"], p["model_patterns"])),
+        rollback_copies=rollback_copies(p["rollback_paths"]),
+    )
+
+
+if __name__ == "__main__":
+    main()
