@@ -14,12 +14,11 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import grp
-import hashlib
-import json
 import os
 import pwd
 import re
-import stat
+
+from ansible_collections.inference.gpu_host.plugins.module_utils.host_files import owner_name, path_state, sha256_text
 
 RECORD_VERSION = 1
 # How the role installs each certificate (its copy task says the same).
@@ -31,18 +30,6 @@ _PEM = re.compile(r"-----BEGIN [A-Z ]*CERTIFICATE-----")
 
 class BaseStateError(Exception):
     """Bad input, with a message naming the variable and what was expected."""
-
-
-def sha256_text(text):
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
-def _sha256_file(path):
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for chunk in iter(lambda: handle.read(1 << 16), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 # ---------------------------------------------------------------- host side
@@ -65,31 +52,6 @@ def shm_mib(path="/dev/shm"):
     return st.f_blocks * st.f_frsize // (1 << 20)
 
 
-def _name(lookup, ident):
-    try:
-        return lookup(ident)[0]
-    except KeyError:
-        return str(ident)
-
-
-def path_state(path):
-    """exists/isdir/owner/group/mode (octal string) of a path, and sha256 of a regular file."""
-    try:
-        st = os.lstat(path)
-    except OSError:
-        return {"exists": False}
-    out = {
-        "exists": True,
-        "isdir": stat.S_ISDIR(st.st_mode),
-        "owner": _name(pwd.getpwuid, st.st_uid),
-        "group": _name(grp.getgrgid, st.st_gid),
-        "mode": "%04o" % stat.S_IMODE(st.st_mode),
-    }
-    if stat.S_ISREG(st.st_mode):
-        out["sha256"] = _sha256_file(path)
-    return out
-
-
 def account_state(user, group):
     out = {"user": {"exists": False}, "group": {"exists": False}}
     try:
@@ -103,7 +65,7 @@ def account_state(user, group):
         return out
     out["user"] = {
         "exists": True,
-        "group": _name(grp.getgrgid, entry.pw_gid),
+        "group": owner_name(grp.getgrgid, entry.pw_gid),
         "home": entry.pw_dir,
         "shell": entry.pw_shell,
         "home_exists": os.path.isdir(entry.pw_dir),
@@ -118,20 +80,6 @@ def ca_files(ca_dir):
     except OSError:
         return {}
     return {n: path_state(os.path.join(ca_dir, n)) for n in names if n.endswith(".crt")}
-
-
-def read_record(path):
-    """(record, warning): the role's record (a dict) or None when absent or unreadable, and why not."""
-    try:
-        with open(path) as handle:
-            data = json.load(handle)
-    except (OSError, IOError):
-        return None, None
-    except ValueError as exc:
-        return None, "%s is not JSON (%s): it will be rewritten" % (path, exc)
-    if not isinstance(data, dict):
-        return None, "%s does not hold a JSON object: it will be rewritten" % path
-    return data, None
 
 
 # ---------------------------------------------------------------- controller side

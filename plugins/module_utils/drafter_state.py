@@ -16,19 +16,19 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import grp
-import hashlib
 import json
 import math
 import os
 import pwd
 import re
-import stat
 
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 from ansible_collections.inference.gpu_host.plugins.module_utils.dflash import (
     DRAFTER_PROFILES, DflashConfigError, derive_drafter_config, is_speculators_config, read_json_file,
     read_target_config, render_config)
 from ansible_collections.inference.gpu_host.plugins.module_utils.drafter_placement import place_reason
+from ansible_collections.inference.gpu_host.plugins.module_utils.host_files import read_record as _read_record
+from ansible_collections.inference.gpu_host.plugins.module_utils.host_files import sha256_text, stat_path
 from ansible_collections.inference.gpu_host.plugins.module_utils.safetensors_header import (
     INDEX_FILENAME, SafetensorsHeaderError, read_checkpoint)
 from ansible_collections.inference.gpu_host.plugins.module_utils.vllm_versions import (
@@ -56,58 +56,11 @@ def render_json(data):
     return json.dumps(data, indent=4, sort_keys=True, separators=(",", ": "), ensure_ascii=True) + "\n"
 
 
-def sha256_text(text):
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
 # ---------------------------------------------------------------- host side
-
-def _name(lookup, ident):
-    try:
-        return lookup(ident)[0]
-    except KeyError:
-        return str(ident)
-
-
-def stat_path(path, content=False):
-    """lstat of a path as Ansible's stat (follow: false) sees it; sha256 of a regular file with ``content``."""
-    try:
-        st = os.lstat(path)
-    except OSError:
-        return {"exists": False}
-    out = {
-        "exists": True,
-        "isdir": stat.S_ISDIR(st.st_mode),
-        "isreg": stat.S_ISREG(st.st_mode),
-        "size": st.st_size,
-        "mtime": st.st_mtime,
-        "uid": st.st_uid,
-        "gid": st.st_gid,
-        "owner": _name(pwd.getpwuid, st.st_uid),
-        "group": _name(grp.getgrgid, st.st_gid),
-        "mode": "%04o" % stat.S_IMODE(st.st_mode),
-    }
-    if content and out["isreg"]:
-        digest = hashlib.sha256()
-        with open(path, "rb") as handle:
-            for chunk in iter(lambda: handle.read(1 << 16), b""):
-                digest.update(chunk)
-        out["sha256"] = digest.hexdigest()
-    return out
-
 
 def read_record(path):
     """(record, warning): the last placement's record (a dict) or None when absent or unreadable, and why not."""
-    try:
-        with open(path) as handle:
-            data = json.load(handle)
-    except (OSError, IOError):
-        return None, None
-    except ValueError as exc:
-        return None, "%s is not JSON (%s): the weights are placed again" % (path, exc)
-    if not isinstance(data, dict):
-        return None, "%s does not hold a JSON object: the weights are placed again" % path
-    return data, None
+    return _read_record(path, "the weights are placed again")
 
 
 def _is_number(value):
@@ -239,7 +192,9 @@ def _read_speculators(params, drafter):
 
 
 def resolve_vllm(params, check_mode, warnings):
-    """(version, distribution, source) of the vLLM that will read the config, as dflash_drafter_config decides."""
+    """(version, distribution, source) of the vLLM that will read the config, or (None, "vllm", None).
+
+    The one home of this decision: dflash_drafter_config and the drafter role's state read both call it."""
     pinned, venv = params.get("vllm_version"), params.get("venv")
     if pinned is not None:
         parse_version(pinned)
@@ -250,14 +205,16 @@ def resolve_vllm(params, check_mode, warnings):
         except VllmVersionError as exc:
             missing = str(exc)
         except ValueError as exc:
+            # e.g. a METADATA Version whose release number is too long for int()
             raise VllmVersionError("venv %s: cannot read the installed vLLM's version: %s" % (venv, exc))
     if installed is not None:
         source = "venv %s (%s %s, %s)" % (venv, installed["distribution"], installed["version"],
                                           installed["metadata_path"])
         if pinned is not None and not same_version(pinned, installed["version"]):
             if not check_mode:
-                raise VllmVersionError("vllm_version %s disagrees with vLLM %s installed in %s"
-                                       % (pinned, installed["version"], venv))
+                raise VllmVersionError(
+                    "vllm_version %s disagrees with vLLM %s installed in %s: run python_env first, or fix the pin"
+                    % (pinned, installed["version"], venv))
             warnings.append("check mode: the venv %s has vLLM %s, vllm_version pins %s; the config is computed for "
                             "%s, which python_env would install" % (venv, installed["version"], pinned, pinned))
             return pinned, installed["distribution"], "vllm_version (venv %s has %s)" % (venv, installed["version"])

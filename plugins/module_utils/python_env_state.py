@@ -17,7 +17,7 @@ import errno
 import json
 import os
 
-from ansible_collections.inference.gpu_host.plugins.module_utils.base_state import path_state, read_record
+from ansible_collections.inference.gpu_host.plugins.module_utils.host_files import path_state, read_record
 from ansible_collections.inference.gpu_host.plugins.module_utils.flash_attn_guard import (
     FlashAttnGuardError, inspect_venv)
 from ansible_collections.inference.gpu_host.plugins.module_utils.venv_generations import (

@@ -20,11 +20,12 @@ __metaclass__ = type
 import fnmatch
 import grp
 import hashlib
-import json
 import os
 import pwd
 import re
 import stat
+
+from ansible_collections.inference.gpu_host.plugins.module_utils.host_files import sha256_text
 
 _OCTAL_MODE = re.compile(r"^0?[0-7]{3,4}$")
 _PID = re.compile(r"pid=([0-9]+)")
@@ -32,7 +33,6 @@ _PID = re.compile(r"pid=([0-9]+)")
 UNIT_PROPERTIES = ("ControlGroup", "InvocationID", "ActiveState", "UnitFileState")
 # systemd_service state=started leaves a unit alone in these states (is_running_service).
 _RUNNING = ("active", "activating")
-MAX_CONFIG_SIZE = 16 << 20  # a config.json is kilobytes; a bigger file is not one
 MAX_CGROUP_SIZE = 64 << 10
 
 
@@ -42,71 +42,11 @@ class VllmServiceStateError(Exception):
 
 # ---------------------------------------------------------------- host side
 
-def sha256_text(text):
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
-def _sha256_file(path):
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for chunk in iter(lambda: handle.read(1 << 16), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
-def _name(lookup, ident):
-    try:
-        return lookup(ident)[0]
-    except KeyError:
-        return str(ident)
-
-
-def path_state(path):
-    """exists/isdir/owner/group/mode (octal string) of a path, and sha256 of a regular file."""
-    try:
-        st = os.lstat(path)
-    except OSError:
-        return {"exists": False}
-    out = {"exists": True, "isdir": stat.S_ISDIR(st.st_mode), "owner": _name(pwd.getpwuid, st.st_uid),
-           "group": _name(grp.getgrgid, st.st_gid), "mode": "%04o" % stat.S_IMODE(st.st_mode)}
-    if stat.S_ISREG(st.st_mode):
-        try:
-            out["sha256"] = _sha256_file(path)
-        except (IOError, OSError):
-            out["sha256"] = None
-    return out
-
-
 def venv_link(path):
     """The venv path and, when it is a symbolic link, what it resolves to (as the stat module's lnk_source)."""
     islink = os.path.islink(path)
     return {"path": path, "exists": os.path.lexists(path), "islink": islink,
             "real": os.path.realpath(path) if islink else path}
-
-
-def read_json(path):
-    """(object, error): a config.json or record parsed, None when absent or unreadable; error when it is not JSON."""
-    try:
-        with open(path, "rb") as handle:
-            data = handle.read(MAX_CONFIG_SIZE + 1)
-    except (IOError, OSError):
-        return None, None
-    if len(data) > MAX_CONFIG_SIZE:
-        return None, "%s is larger than %d bytes: not a config.json" % (path, MAX_CONFIG_SIZE)
-    try:
-        return json.loads(data.decode("utf-8")), None
-    except ValueError as exc:
-        return None, "%s is not JSON (%s)" % (path, exc)
-
-
-def read_record(path):
-    """(record, warning): the role's record (a dict) or None, and why it will be rewritten."""
-    data, error = read_json(path)
-    if error:
-        return None, "%s: it will be rewritten" % error
-    if data is not None and not isinstance(data, dict):
-        return None, "%s does not hold a JSON object: it will be rewritten" % path
-    return data, None
 
 
 def model_files(model_dir, patterns):

@@ -97,7 +97,8 @@ import os
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.inference.gpu_host.plugins.module_utils.base_state import (
-    account_state, ca_files, parse_dpkg, path_state, read_record, shm_mib)
+    account_state, ca_files, parse_dpkg, shm_mib)
+from ansible_collections.inference.gpu_host.plugins.module_utils.host_files import path_state, read_record
 
 DPKG_FORMAT = "-f=${Package} ${db:Status-Status}\\n"
 

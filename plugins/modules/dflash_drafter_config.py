@@ -401,7 +401,6 @@ from ansible.module_utils.common.text.converters import to_bytes, to_native
 
 from ansible_collections.inference.gpu_host.plugins.module_utils.inputs import path_option_error
 from ansible_collections.inference.gpu_host.plugins.module_utils.dflash import (
-    DRAFTER_PROFILES,
     DflashConfigError,
     derive_drafter_config,
     is_speculators_config,
@@ -409,23 +408,14 @@ from ansible_collections.inference.gpu_host.plugins.module_utils.dflash import (
     read_target_config,
     render_config,
 )
+from ansible_collections.inference.gpu_host.plugins.module_utils.drafter_state import OVERRIDE_OPTIONS, config_spec, resolve_vllm
 from ansible_collections.inference.gpu_host.plugins.module_utils.safetensors_header import (
     INDEX_FILENAME,
     SafetensorsHeaderError,
     read_checkpoint,
 )
-from ansible_collections.inference.gpu_host.plugins.module_utils.vllm_versions import (
-    VllmVersionError,
-    installed_vllm,
-    parse_version,
-    same_version,
-)
+from ansible_collections.inference.gpu_host.plugins.module_utils.vllm_versions import VllmVersionError
 
-OVERRIDE_OPTIONS = ("block_size", "mask_token_id", "target_layer_ids", "num_target_layers", "layer_types",
-                    "sliding_window", "rope_theta", "rope_scaling", "rope_parameters", "rms_norm_eps",
-                    "max_position_embeddings", "selector_top_k", "is_causal", "input_embedding_scale",
-                    "output_multiplier", "final_logit_softcapping", "use_swa", "swa_window_size", "causal",
-                    "is_neox_style")
 
 PATH_OPTIONS = ("drafter", "target", "dest", "venv", "speculators_config")
 INT_OPTIONS = ("block_size", "mask_token_id", "num_target_layers", "sliding_window", "max_position_embeddings",
@@ -584,74 +574,10 @@ def read_speculators(module, drafter):
     return None, None
 
 
-def resolve_vllm(module, warnings):
-    """(version, distribution, source) of the vLLM that will read the config, or (None, "vllm", None)."""
-    pinned, venv = module.params["vllm_version"], module.params["venv"]
-    if pinned is not None:
-        parse_version(pinned)
-    installed, missing = None, None
-    if venv:
-        try:
-            installed = installed_vllm(venv)
-        except VllmVersionError as exc:
-            missing = str(exc)
-        except ValueError as exc:
-            # e.g. a METADATA Version whose release number is too long for int()
-            raise VllmVersionError("venv %s: cannot read the installed vLLM's version: %s" % (venv, exc))
-    if installed is not None:
-        source = "venv %s (%s %s, %s)" % (venv, installed["distribution"], installed["version"], installed["metadata_path"])
-        if pinned is not None and not same_version(pinned, installed["version"]):
-            if not module.check_mode:
-                raise VllmVersionError(
-                    "vllm_version %s disagrees with vLLM %s installed in %s: run python_env first, or fix the pin"
-                    % (pinned, installed["version"], venv))
-            warnings.append("check mode: the venv %s has vLLM %s, vllm_version pins %s; the config is computed for "
-                            "%s, which python_env would install" % (venv, installed["version"], pinned, pinned))
-            return pinned, installed["distribution"], "vllm_version (venv %s has %s)" % (venv, installed["version"])
-        return installed["version"], installed["distribution"], source
-    if pinned is not None:
-        return pinned, "vllm", "vllm_version" + (" (venv: %s)" % missing if missing else "")
-    if missing:
-        raise VllmVersionError(missing)
-    return None, "vllm", None
-
-
 def main():
     module = AnsibleModule(
-        argument_spec=dict(
-            drafter=dict(type="path", required=True),
-            target=dict(type="path", required=True),
-            dest=dict(type="path", required=True),
-            profile=dict(type="str", default="auto", choices=["auto", "none"] + [p["name"] for p in DRAFTER_PROFILES]),
-            block_size=dict(type="int"),
-            mask_token_id=dict(type="int"),
-            target_layer_ids=dict(type="list", elements="int"),
-            num_target_layers=dict(type="int"),
-            layer_types=dict(type="list", elements="str", choices=["full_attention", "sliding_attention"]),
-            sliding_window=dict(type="int"),
-            rope_theta=dict(type="float"),
-            rope_scaling=dict(type="dict"),
-            rope_parameters=dict(type="dict"),
-            rms_norm_eps=dict(type="float"),
-            max_position_embeddings=dict(type="int"),
-            selector_top_k=dict(type="int"),
-            is_causal=dict(type="bool"),
-            input_embedding_scale=dict(type="float"),
-            output_multiplier=dict(type="float"),
-            final_logit_softcapping=dict(type="float"),
-            use_swa=dict(type="bool"),
-            swa_window_size=dict(type="int"),
-            causal=dict(type="bool"),
-            is_neox_style=dict(type="bool"),
-            speculators_config=dict(type="path"),
-            ids_policy=dict(type="str", default="warn", choices=["warn", "require_explicit"]),
-            vllm_version=dict(type="str"),
-            venv=dict(type="path"),
-            layer_id_policy=dict(type="str", default="report", choices=["report", "compensate", "fail"]),
-            mode=dict(type="raw"),
-            owner=dict(type="str"),
-            group=dict(type="str"),
-        ),
+        # One home for the options: the drafter role's state read (drafter_host_state) decides with the same spec.
+        argument_spec=config_spec(),
         supports_check_mode=True,
     )
     check_options(module)
@@ -668,7 +594,7 @@ def main():
 
     try:
         target_config = read_target_config(target_path)  # bounded: size, UTF-8, nesting depth
-        version, distribution, vllm_source = resolve_vllm(module, warnings)
+        version, distribution, vllm_source = resolve_vllm(module.params, module.check_mode, warnings)
         header = read_checkpoint(params["drafter"])
         result = derive_drafter_config(
             header, target_config,

@@ -209,8 +209,9 @@ def main():
         module.fail_json(msg=str(exc))
     except OSError as exc:
         module.fail_json(msg="reading %s and its generations: %s" % (p["venv_dir"], exc))
-    if state.pop("record_warning", None):
-        module.warn("%s is not a JSON object: it will be rewritten" % p["record"])
+    warning = state.pop("record_warning", None)
+    if warning:
+        module.warn(warning)
     module.exit_json(changed=False, **state)
 
 

@@ -155,9 +155,10 @@ import os
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.inference.gpu_host.plugins.module_utils.gpu_facts import QUERY_ARGS, gpu_facts
+from ansible_collections.inference.gpu_host.plugins.module_utils.host_files import path_state, read_json, read_record
 from ansible_collections.inference.gpu_host.plugins.module_utils.vllm_service_state import (
     UNIT_PROPERTIES, account, device_nodes, fingerprint, group_db, listener_pid, model_files,
-    parse_systemctl_show, path_state, read_json, read_record, read_small, rollback_copies, venv_link)
+    parse_systemctl_show, read_small, rollback_copies, venv_link)
 from ansible_collections.inference.gpu_host.plugins.module_utils.vllm_versions import (
     VllmVersionError, behaviour, entry_point, installed_vllm, known_problems)
 

@@ -13,6 +13,7 @@ from hypothesis import given, strategies as st
 
 from ansible.errors import AnsibleFilterError
 from ansible_collections.inference.gpu_host.plugins.filter.base_plan import base_plan
+from ansible_collections.inference.gpu_host.plugins.module_utils import host_files as hf
 from ansible_collections.inference.gpu_host.plugins.module_utils import base_state as bs
 
 PEM = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n"
@@ -160,14 +161,14 @@ def test_filter_errors_name_the_input(tmp_path):
 
 def test_record_read(tmp_path):
     path = tmp_path / "base.fact"
-    assert bs.read_record(str(path)) == (None, None)
+    assert hf.read_record(str(path)) == (None, None)
     path.write_text("{not json")
-    record, warning = bs.read_record(str(path))
+    record, warning = hf.read_record(str(path))
     assert record is None and "not JSON" in warning
     path.write_text("[1]")
-    assert "JSON object" in bs.read_record(str(path))[1]
+    assert "JSON object" in hf.read_record(str(path))[1]
     path.write_text('{"version": 1}')
-    assert bs.read_record(str(path)) == ({"version": 1}, None)
+    assert hf.read_record(str(path)) == ({"version": 1}, None)
 
 
 @given(st.lists(st.tuples(st.from_regex(r"[a-z0-9][a-z0-9.+-]{0,20}", fullmatch=True),

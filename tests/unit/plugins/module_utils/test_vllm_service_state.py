@@ -14,6 +14,7 @@ from ansible.errors import AnsibleFilterError
 from ansible_collections.inference.gpu_host.plugins.filter.gpu_host import FilterModule as GpuHostFilters
 from ansible_collections.inference.gpu_host.plugins.filter.vllm_service_plan import vllm_service_plan
 from ansible_collections.inference.gpu_host.plugins.module_utils import vllm_service_state as vs
+from ansible_collections.inference.gpu_host.plugins.module_utils import host_files as hf
 
 ME = pwd.getpwuid(os.getuid()).pw_name
 MY_GROUP = grp.getgrgid(os.getgid()).gr_name
@@ -31,17 +32,17 @@ def _state(tmp_path, unit=UNIT, env=ENV, active="active", enabled="enabled", lis
            cgroup="/system.slice/vllm-default.service", copies=()):
     files = {}
     if unit is not None:
-        files["unit"] = vs.path_state(_write(tmp_path / "vllm.service", unit))
+        files["unit"] = hf.path_state(_write(tmp_path / "vllm.service", unit))
     else:
-        files["unit"] = vs.path_state(str(tmp_path / "missing.service"))
+        files["unit"] = hf.path_state(str(tmp_path / "missing.service"))
     if env is not None:
-        files["env"] = vs.path_state(_write(tmp_path / "vllm.env", env, 0o600))
+        files["env"] = hf.path_state(_write(tmp_path / "vllm.env", env, 0o600))
     else:
         files["env"] = {"exists": False}
     env_dir = tmp_path / "etc-vllm"
     env_dir.mkdir(exist_ok=True)
     os.chmod(str(env_dir), 0o755)
-    files["env_dir"] = vs.path_state(str(env_dir))
+    files["env_dir"] = hf.path_state(str(env_dir))
     return {"files": files,
             "unit": {"ControlGroup": cgroup, "InvocationID": "abc", "ActiveState": active, "UnitFileState": enabled},
             "port": {"listener": listener, "listener_cgroup": listener_cg},
@@ -117,12 +118,12 @@ def test_port_held_by_the_unit_or_another(tmp_path):
 def test_only_the_keys_given_are_decided(tmp_path):
     state = _state(tmp_path)
     record = str(tmp_path / "record.fact")
-    state["files"]["record"] = vs.path_state(record)
+    state["files"]["record"] = hf.path_state(record)
     text = '{\n    "unit": "vllm-default.service"\n}\n'
     want = {"record": {"content": text, "owner": ME, "group": MY_GROUP, "mode": "0644"}}
     assert vs.plan(state, want)["record_changed"] is True
     _write(tmp_path / "record.fact", text)
-    state["files"]["record"] = vs.path_state(record)
+    state["files"]["record"] = hf.path_state(record)
     out = vs.plan(state, want)
     assert out["record_changed"] is False and "unit_changed" not in out and "start_needed" not in out
 
@@ -143,7 +144,7 @@ _text = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=2
        have_mode=st.sampled_from(["0600", "0644", "0640"]))
 def test_file_changed_exactly_when_a_copy_would_change_it(have, want, mode, have_mode):
     state = {"exists": True, "isdir": False, "owner": "root", "group": "root", "mode": have_mode,
-             "sha256": vs.sha256_text(have)}
+             "sha256": hf.sha256_text(have)}
     changed = vs.file_changed(state, {"content": want, "owner": "root", "group": "root", "mode": mode})
     assert changed == (have != want or int(mode, 8) != int(have_mode, 8))
 
@@ -200,14 +201,14 @@ def test_systemctl_show_and_listener():
 
 
 def test_read_json_and_record(tmp_path):
-    assert vs.read_json(str(tmp_path / "none.json")) == (None, None)
+    assert hf.read_json(str(tmp_path / "none.json")) == (None, None)
     (tmp_path / "bad.json").write_text("{")
-    data, error = vs.read_json(str(tmp_path / "bad.json"))
+    data, error = hf.read_json(str(tmp_path / "bad.json"))
     assert data is None and "is not JSON" in error
     (tmp_path / "list.fact").write_text("[]")
-    assert vs.read_record(str(tmp_path / "list.fact"))[0] is None
+    assert hf.read_record(str(tmp_path / "list.fact"))[0] is None
     (tmp_path / "ok.fact").write_text('{"a": 1}')
-    assert vs.read_record(str(tmp_path / "ok.fact")) == ({"a": 1}, None)
+    assert hf.read_record(str(tmp_path / "ok.fact")) == ({"a": 1}, None)
 
 
 def test_venv_link_devices_copies_account(tmp_path):
