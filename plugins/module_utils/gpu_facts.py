@@ -329,6 +329,20 @@ def gpu_facts(query_output, query_rc, smi_output=None, smi_rc=None, kernel_modul
     return facts
 
 
+def run_nvidia_smi(run_command, smi):
+    """(query_output, query_rc, smi_output, smi_rc) of ``smi`` run as gpu_facts() reads it, through a module's
+    run_command; all None when ``smi`` is None. The plain ``nvidia-smi`` table only after a query that worked.
+    Plain text in the C locale: the parsers read English messages."""
+    query_out = query_rc = smi_out = smi_rc = None
+    if smi:
+        env = dict(LC_ALL="C", LANG="C")
+        query_rc, query_out, query_err = run_command([smi] + list(QUERY_ARGS), environ_update=env)
+        query_out = (query_out or "") + (query_err or "")
+        if query_rc == 0:
+            smi_rc, smi_out, _smi_err = run_command([smi], environ_update=env)
+    return query_out, query_rc, smi_out, smi_rc
+
+
 def _gpu_label(gpu):
     return "GPU %s (%s, compute capability %s)" % (gpu.get("index"), gpu.get("name"), gpu.get("compute_capability") or "unknown")
 

@@ -190,10 +190,10 @@ import stat
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.inference.gpu_host.plugins.module_utils.inputs import path_option_error
 from ansible_collections.inference.gpu_host.plugins.module_utils.gpu_facts import (
-    QUERY_ARGS,
     GpuFactsError,
     flash_attn_gate,
     gpu_facts,
+    run_nvidia_smi,
     tensor_parallel_check,
 )
 
@@ -247,14 +247,7 @@ def main():
     else:
         smi_found = module.get_bin_path("nvidia-smi", opt_dirs=["/usr/bin", "/usr/local/bin", "/usr/sbin"])
 
-    query_out = query_rc = smi_out = smi_rc = None
-    if smi_found:
-        # Plain text in the C locale: the parsers read English messages.
-        env = dict(LC_ALL="C", LANG="C")
-        query_rc, query_out, query_err = module.run_command([smi_found] + list(QUERY_ARGS), environ_update=env)
-        query_out = (query_out or "") + (query_err or "")
-        if query_rc == 0:
-            smi_rc, smi_out, _smi_err = module.run_command([smi_found], environ_update=env)
+    query_out, query_rc, smi_out, smi_rc = run_nvidia_smi(module.run_command, smi_found)
 
     facts = gpu_facts(query_out, query_rc, smi_out, smi_rc,
                       kernel_module_text=_read(params["kernel_module_version_path"]),
