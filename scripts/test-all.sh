@@ -1,9 +1,14 @@
 #!/usr/bin/env bash
 # The whole test suite, from nothing: lint, ansible-test sanity, unit tests,
 # every Molecule scenario on real LXC containers. Run as root on Debian bookworm.
-#   bash scripts/test-all.sh                 everything
+#   bash scripts/test-all.sh                 everything, in two lanes (IGH_JOBS, default 2)
 #   IGH_STAGES="unit molecule" bash scripts/test-all.sh
 #   IGH_SCENARIOS="base drafter" bash scripts/test-all.sh
+#   IGH_JOBS=1 bash scripts/test-all.sh      one stage at a time, every log on the console
+# Two lanes: the scenarios mostly wait (apt, downloads, vLLM starting), so lane 1 runs
+# the checks that need no container (lint, sanity, build, unit, inventory) while lane 2
+# starts on the scenarios; then both take the next scenario from one queue, in the order
+# of molecule/ORDER (longest first). Scenarios never share a container (igh-<scenario>).
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT" || exit 1
@@ -15,27 +20,44 @@ export ANSIBLE_COLLECTIONS_PATH="$ROOT/.collections"
 export UV_NATIVE_TLS=1
 
 STAGES="${IGH_STAGES:-lint sanity build unit inventory molecule}"
-SCENARIOS="${IGH_SCENARIOS:-$(cat molecule/ORDER)}"
-passed=0; failed=0; failed_names=(); times=()
+SCENARIOS="${IGH_SCENARIOS:-$(grep -v '^#' molecule/ORDER)}"
+JOBS="${IGH_JOBS:-2}"
 LOGS="$ROOT/.cache/test-logs"; mkdir -p "$LOGS"
+RESULTS="$LOGS/results"; : > "$RESULTS"
+QUEUE="$LOGS/queue"
+LANE=1
+
+say() {
+  # One write per message under a lock: two lanes share the console.
+  flock "$LOGS/.console.lock" cat
+}
 stage() {
-  # Every stage's output goes to the console and to its log; a failed stage's
-  # log tail is printed again at its end, so the reason is next to the verdict.
+  # Every stage's output goes to its log (and, one lane only, to the console too); a
+  # failed stage's log tail is printed again at its end, so the reason is next to the verdict.
   local name="$1"; shift
-  echo; echo "=================== $name"
-  local t0=$SECONDS rc
-  "$@" 2>&1 | tee "$LOGS/stage-$name.log"; rc=${PIPESTATUS[0]}
-  if [ "$rc" -eq 0 ]; then passed=$((passed+1)); echo "=== $name: ok ($((SECONDS-t0)) s)";
+  local t0=$SECONDS rc log="$LOGS/stage-$name.log"
+  if [ "$JOBS" -gt 1 ]; then
+    echo "--- $name: started (lane $LANE, log $log)" | say
+    "$@" > "$log" 2>&1; rc=$?
   else
-    failed=$((failed+1)); failed_names+=("$name")
-    echo "=== $name: FAILED ($((SECONDS-t0)) s); the last lines of its log:"; tail -n 40 "$LOGS/stage-$name.log" | sed 's/^/  | /'
-    # Molecule cleans up after a failure, so the tail is often the destroy step:
-    # the first failure lines, wherever they are, go next to the verdict too.
-    echo "=== $name: the first failure lines ($LOGS/stage-$name.log):"
-    sed 's/\x1b\[[0-9;]*m//g' "$LOGS/stage-$name.log" |
-      grep -n -m 8 -E 'fatal: |FAILED!|^E  |Executed: Failed|CRITICAL|Error:|failed=[1-9]|[0-9]+ failed' | sed 's/^/  | /' || true
+    echo; echo "=================== $name"
+    "$@" 2>&1 | tee "$log"; rc=${PIPESTATUS[0]}
   fi
-  times+=("$(printf '%-24s %5d s' "$name" $((SECONDS-t0)))")
+  local dt=$((SECONDS-t0))
+  if [ "$rc" -eq 0 ]; then
+    echo "=== $name: ok ($dt s)" | say
+    echo "ok $name $dt" >> "$RESULTS"
+  else
+    echo "FAILED $name $dt" >> "$RESULTS"
+    {
+      echo "=== $name: FAILED ($dt s); the last lines of its log:"; tail -n 40 "$log" | sed 's/^/  | /'
+      # Molecule cleans up after a failure, so the tail is often the destroy step:
+      # the first failure lines, wherever they are, go next to the verdict too.
+      echo "=== $name: the first failure lines ($log):"
+      sed 's/\x1b\[[0-9;]*m//g' "$log" |
+        grep -n -m 8 -E 'fatal: |FAILED!|^E  |Executed: Failed|CRITICAL|Error:|failed=[1-9]|[0-9]+ failed' | sed 's/^/  | /' || true
+    } | say
+  fi
 }
 molecule_test() {
   # Molecule's own exit status, and also its log: a failed action must never pass.
@@ -44,20 +66,59 @@ molecule_test() {
   if grep -q "Executed: Failed" "$LOGS/molecule-$1.log"; then rc=1; fi
   return "$rc"
 }
-for s in $STAGES; do
-  case "$s" in
+static_stage() {
+  case "$1" in
     lint) stage lint bash -c 'ansible-lint --profile production && antsibull-changelog lint' ;;
     sanity) stage sanity bash scripts/sanity.sh ;;
     unit) stage unit pytest -q -p no:cacheprovider tests/unit ;;
     build) stage build bash scripts/build-check.sh ;;
     inventory) stage inventory python3 scripts/validate_inventories.py ;;
-    molecule) for sc in $SCENARIOS; do stage "molecule-$sc" molecule_test "$sc"; done ;;
-    *) echo "unknown stage $s"; failed=$((failed+1)) ;;
+    *) echo "unknown stage $1" | say; echo "FAILED $1 0" >> "$RESULTS" ;;
   esac
+}
+next_scenario() {
+  # Take the first scenario off the queue (both lanes take from it).
+  (
+    flock 9
+    head -n 1 "$QUEUE"
+    sed -i 1d "$QUEUE"
+  ) 9> "$QUEUE.lock"
+}
+run_scenarios() {
+  local sc
+  while sc="$(next_scenario)" && [ -n "$sc" ]; do stage "molecule-$sc" molecule_test "$sc"; done
+}
+
+with_molecule=0; static=()
+for s in $STAGES; do
+  if [ "$s" = molecule ]; then with_molecule=1; else static+=("$s"); fi
 done
+printf '%s\n' $SCENARIOS > "$QUEUE"
+if [ "$with_molecule" -eq 1 ] && [ "$JOBS" -gt 1 ]; then
+  # Made once before the lanes start: several scenarios place the same tiny models.
+  ansible-playbook -i inventories/local playbooks/standin_models.yml --limit localhost > "$LOGS/tiny-models.log" 2>&1 ||
+    { echo "the tiny models could not be made:"; tail -n 20 "$LOGS/tiny-models.log"; exit 1; }
+fi
+if [ "$JOBS" -gt 1 ]; then
+  echo "lanes: $JOBS (lane 1: ${static[*]:-nothing}, then scenarios; the others: scenarios); logs in $LOGS"
+  (
+    LANE=1
+    for s in "${static[@]}"; do static_stage "$s"; done
+    [ "$with_molecule" -eq 0 ] || run_scenarios
+  ) &
+  if [ "$with_molecule" -eq 1 ]; then
+    for lane in $(seq 2 "$JOBS"); do ( LANE=$lane; run_scenarios ) & done
+  fi
+  wait
+else
+  for s in "${static[@]}"; do static_stage "$s"; done
+  [ "$with_molecule" -eq 0 ] || run_scenarios
+fi
+
+passed=$(grep -c '^ok ' "$RESULTS"); failed=$(grep -c '^FAILED ' "$RESULTS")
 echo
-echo "stage times:"; printf '  %s\n' "${times[@]}"
+echo "stage times:"; awk '{printf "  %-24s %5d s%s\n", $2, $3, ($1 == "ok" ? "" : "  FAILED")}' "$RESULTS"
 echo "total: $((SECONDS-T_START)) s ($(( (SECONDS-T_START)/60 )) min), bootstrap included"
-[ "$failed" -eq 0 ] || echo "failed stages: ${failed_names[*]}"
+[ "$failed" -eq 0 ] || echo "failed stages: $(awk '$1 == "FAILED" {printf "%s ", $2}' "$RESULTS")"
 echo "stages: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
