@@ -96,7 +96,8 @@ done
 printf '%s\n' $SCENARIOS > "$QUEUE"
 if [ "$with_molecule" -eq 1 ] && [ "$JOBS" -gt 1 ]; then
   # Made once before the lanes start: several scenarios place the same tiny models.
-  ansible-playbook -i inventories/local -i localhost, playbooks/standin_models.yml --limit localhost > "$LOGS/tiny-models.log" 2>&1 ||
+  ansible-playbook -i inventories/local -i localhost, -e ansible_python_interpreter="$ROOT/.venv/bin/python" \
+    playbooks/standin_models.yml --limit localhost > "$LOGS/tiny-models.log" 2>&1 ||
     { echo "the tiny models could not be made:"; tail -n 20 "$LOGS/tiny-models.log"; exit 1; }
 fi
 if [ "$JOBS" -gt 1 ]; then
