@@ -36,6 +36,7 @@ __metaclass__ = type
 # * parse_kernel_module_version(text) -> "580.159.04"
 # * parse_gpu_information(text) -> {model, uuid, bus_location, device_minor}
 # * parse_proc_devices(text) -> {"character": [(major, name)], "block": [(major, name)]}
+# * read_gpu_facts(module, nvidia_smi_path=None, kernel_module_version_path=...) -> gpu_facts() of this host
 # * nvidia_char_majors(proc_devices) -> {name: major} for every "nvidia*" character device
 # * char_major_registered(proc_devices, major) -> bool
 # * gpu_facts(query_output, query_rc, smi_output=None, smi_rc=None,
@@ -43,7 +44,9 @@ __metaclass__ = type
 # * flash_attn_gate(gpus, flash_attn_major) -> {ok, status, skipped, message, ...}
 # * tensor_parallel_check(gpus_or_count, tensor_parallel_size) -> {ok, status, skipped, message, ...}
 
+import os
 import re
+import stat
 
 QUERY_FIELDS = ("index", "name", "uuid", "compute_cap", "driver_version", "memory.total")
 QUERY_ARGS = ("--query-gpu=%s" % ",".join(QUERY_FIELDS), "--format=csv,noheader,nounits")
@@ -341,6 +344,40 @@ def run_nvidia_smi(run_command, smi):
         if query_rc == 0:
             smi_rc, smi_out, _smi_err = run_command([smi], environ_update=env)
     return query_out, query_rc, smi_out, smi_rc
+
+
+MAX_VERSION_FILE_SIZE = 64 * 1024  # /proc/driver/nvidia/version is one or two lines
+KERNEL_MODULE_VERSION_PATH = "/proc/driver/nvidia/version"
+
+
+def _read_small(path):
+    """The text of an optional small file, or None (missing, unreadable, not a regular file)."""
+    if not path:
+        return None
+    try:
+        # A FIFO would block and a device never end; /proc files are regular.
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return None
+        with open(path, "rb") as handle:
+            return handle.read(MAX_VERSION_FILE_SIZE).decode("utf-8", "replace")
+    except (IOError, OSError):
+        return None
+
+
+def read_gpu_facts(module, nvidia_smi_path=None, kernel_module_version_path=KERNEL_MODULE_VERSION_PATH):
+    """gpu_facts() of this host, through a module (its get_bin_path and run_command): what
+    nvidia_gpu_info returns, also read by base_host_state so that base needs one round trip.
+    ``nvidia_smi_path`` given and not executable reads as nvidia-smi not found."""
+    if nvidia_smi_path:
+        found = nvidia_smi_path if os.path.isfile(nvidia_smi_path) and os.access(nvidia_smi_path, os.X_OK) else None
+    else:
+        found = module.get_bin_path("nvidia-smi", opt_dirs=["/usr/bin", "/usr/local/bin", "/usr/sbin"])
+    query_out, query_rc, smi_out, smi_rc = run_nvidia_smi(module.run_command, found)
+    facts = gpu_facts(query_out, query_rc, smi_out, smi_rc,
+                      kernel_module_text=_read_small(kernel_module_version_path),
+                      nvidia_smi_path=nvidia_smi_path)
+    facts["nvidia_smi_path"] = found
+    return facts
 
 
 def _gpu_label(gpu):

@@ -48,6 +48,12 @@ options:
     type: list
     elements: path
     default: []
+  gpus:
+    description:
+      - Also read the GPUs, as M(inference.gpu_host.nvidia_gpu_info) does with its defaults (C(gpu_info)), so that
+        a run with nothing to change makes one round trip.
+    type: bool
+    default: false
 """
 
 EXAMPLES = r"""
@@ -59,6 +65,7 @@ EXAMPLES = r"""
     user: vllm
     group: vllm
     paths: [/srv/models, /etc/security/limits.d/90-inference-gpu-host.conf]
+    gpus: true
   register: base_state
 """
 
@@ -91,6 +98,10 @@ paths:
   description: "{path: {exists, isdir, owner, group, mode, sha256}}; sha256 for regular files only."
   type: dict
   returned: always
+gpu_info:
+  description: What M(inference.gpu_host.nvidia_gpu_info) returns (gpu_count, gpus, reason, driver_version, ...).
+  type: dict
+  returned: when O(gpus=true)
 """
 
 import os
@@ -98,6 +109,7 @@ import os
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.inference.gpu_host.plugins.module_utils.base_state import (
     account_state, ca_files, parse_dpkg, shm_mib)
+from ansible_collections.inference.gpu_host.plugins.module_utils.gpu_facts import read_gpu_facts
 from ansible_collections.inference.gpu_host.plugins.module_utils.host_files import path_state, read_record
 
 DPKG_FORMAT = "-f=${Package} ${db:Status-Status}\\n"
@@ -112,6 +124,7 @@ def main():
             user=dict(type="str", required=True),
             group=dict(type="str", required=True),
             paths=dict(type="list", elements="path", default=[]),
+            gpus=dict(type="bool", default=False),
         ),
         supports_check_mode=True,
     )
@@ -143,6 +156,8 @@ def main():
         paths={p: path_state(p) for p in params["paths"]},
     )
     result.update(account_state(params["user"], params["group"]))
+    if params["gpus"]:
+        result["gpu_info"] = read_gpu_facts(module)
     module.exit_json(**result)
 
 

@@ -184,35 +184,14 @@ tensor_parallel:
     message: tensor_parallel_size 2 fits the 2 GPUs of this host
 """
 
-import os
-import stat
-
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.inference.gpu_host.plugins.module_utils.inputs import path_option_error
 from ansible_collections.inference.gpu_host.plugins.module_utils.gpu_facts import (
     GpuFactsError,
     flash_attn_gate,
-    gpu_facts,
-    run_nvidia_smi,
+    read_gpu_facts,
     tensor_parallel_check,
 )
-
-
-MAX_VERSION_FILE_SIZE = 64 * 1024  # /proc/driver/nvidia/version is one or two lines
-
-
-def _read(path):
-    """The text of an optional small file, or None (missing, unreadable, not a regular file)."""
-    if not path:
-        return None
-    try:
-        # A FIFO would block and a device never end; /proc files are regular.
-        if not stat.S_ISREG(os.stat(path).st_mode):
-            return None
-        with open(path, "rb") as handle:
-            return handle.read(MAX_VERSION_FILE_SIZE).decode("utf-8", "replace")
-    except (IOError, OSError):
-        return None
 
 
 def check_options(module):
@@ -238,21 +217,7 @@ def main():
     )
     check_options(module)
     params = module.params
-    smi = params["nvidia_smi_path"]
-    if smi:
-        if not (os.path.isfile(smi) and os.access(smi, os.X_OK)):
-            smi_found = None
-        else:
-            smi_found = smi
-    else:
-        smi_found = module.get_bin_path("nvidia-smi", opt_dirs=["/usr/bin", "/usr/local/bin", "/usr/sbin"])
-
-    query_out, query_rc, smi_out, smi_rc = run_nvidia_smi(module.run_command, smi_found)
-
-    facts = gpu_facts(query_out, query_rc, smi_out, smi_rc,
-                      kernel_module_text=_read(params["kernel_module_version_path"]),
-                      nvidia_smi_path=smi)
-    facts["nvidia_smi_path"] = smi_found
+    facts = read_gpu_facts(module, params["nvidia_smi_path"], params["kernel_module_version_path"])
     try:
         if params["flash_attn_major"] is not None:
             facts["flash_attn_gate"] = flash_attn_gate(facts["gpus"], params["flash_attn_major"])

@@ -154,7 +154,7 @@ rollback_copies:
 import os
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.inference.gpu_host.plugins.module_utils.gpu_facts import gpu_facts, run_nvidia_smi
+from ansible_collections.inference.gpu_host.plugins.module_utils.gpu_facts import read_gpu_facts
 from ansible_collections.inference.gpu_host.plugins.module_utils.host_files import path_state, read_json, read_record
 from ansible_collections.inference.gpu_host.plugins.module_utils.vllm_service_state import (
     UNIT_PROPERTIES, account, device_nodes, fingerprint, group_db, listener_pid, model_files,
@@ -184,10 +184,7 @@ def describe_vllm(venv, layer_types):
 
 
 def read_gpus(module):
-    smi = module.get_bin_path("nvidia-smi", opt_dirs=["/usr/bin", "/usr/local/bin", "/usr/sbin"])
-    query_out, query_rc, smi_out, smi_rc = run_nvidia_smi(module.run_command, smi)
-    facts = gpu_facts(query_out, query_rc, smi_out, smi_rc,
-                      kernel_module_text=read_small("/proc/driver/nvidia/version") or None)
+    facts = read_gpu_facts(module)
     return dict((k, facts.get(k)) for k in ("gpu_count", "gpus", "reason", "driver_version", "cuda_version"))
 
 

@@ -50,3 +50,12 @@ def test_bad_options_fail_naming_them(tmp_path):
                          ({"packages": ["-rf"]}, "packages must be Debian package names")):
         result = _module_runner.run_module("base_host_state", tmp_path, _args(tmp_path, **over), check_rc=True)
         assert result["failed"] and needle in result["msg"], result
+
+
+def test_gpus_read_as_nvidia_gpu_info_reads_them(tmp_path):
+    # One round trip for base: the same facts nvidia_gpu_info returns with its defaults (this machine has no GPU).
+    result = _module_runner.run_module("base_host_state", tmp_path, _args(tmp_path, gpus=True), check=True, check_rc=True)
+    alone = _module_runner.run_module("nvidia_gpu_info", tmp_path, {}, check=True, check_rc=True)
+    for key in ("gpu_count", "gpus", "reason", "driver_version", "nvidia_smi_path"):
+        assert result["gpu_info"][key] == alone[key], key
+    assert "gpu_info" not in _module_runner.run_module("base_host_state", tmp_path, _args(tmp_path), check_rc=True)
