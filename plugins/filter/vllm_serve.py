@@ -68,9 +68,10 @@ def vllm_rollback_plan(enabled, restarted, change_pending, previous_present):
     return _call("vllm_rollback_plan", rollback_plan, enabled, restarted, change_pending, previous_present)
 
 
-def vllm_rollback_items(unit_env_changed, unit_path, env_path, generation=None, files=()):
+def vllm_rollback_items(unit_env_changed, unit_path, env_path, generation=None, files=(), serving_dir=None):
     """{"link", "files", "names"}: what a rollback of this run puts back."""
-    return _call("vllm_rollback_items", rollback_items, unit_env_changed, unit_path, env_path, generation, files)
+    return _call("vllm_rollback_items", rollback_items, unit_env_changed, unit_path, env_path, generation, files,
+                 serving_dir)
 
 
 class FilterModule(object):

@@ -388,13 +388,16 @@ def _abs_path(name, value):
     return posixpath.normpath(value)
 
 
-def rollback_items(unit_env_changed, unit_path, env_path, generation=None, files=()):
+def rollback_items(unit_env_changed, unit_path, env_path, generation=None, files=(), serving_dir=None):
     """What a rollback of this run puts back, in order, with one line each for the failure message.
 
     One switch is one generation (docs/generations.md): the venv link (python_env_generation, when
     this run switched it and a previous generation is there), the files kept as ``<path>.prev``
     before this run wrote them (``files``: the drafter's config.json, the local facts that say which
     generation serves), and the unit and its environment file when this run changed them.
+    ``serving_dir``: the generation the server was last started from (vllm_service's record). When an
+    earlier run switched the link and stopped before the unit followed it, this run did not switch, yet
+    its unit change starts the new generation for the first time: the link goes back to ``serving_dir``.
     Returns {"link": {"path", "target", "from"} or None, "files": [paths], "names": [str]}.
     """
     generation = generation or {}
@@ -403,11 +406,21 @@ def rollback_items(unit_env_changed, unit_path, env_path, generation=None, files
                              % _show(generation))
     if isinstance(files, (str, bytes)) or not isinstance(files, (list, tuple)):
         raise VllmServeError("the rollback files: expected a list of paths, got %s" % _show(files))
+    changed = _boolean("unit_env_changed", unit_env_changed)
     link, names, restore = None, [], []
-    if _boolean("python_env_generation.switched", generation.get("switched", False)) \
-            and generation.get("previous_dir"):
+    previous = None
+    if _boolean("python_env_generation.switched", generation.get("switched", False)):
+        previous = generation.get("previous_dir")
+    elif changed and serving_dir and generation.get("dir") and generation.get("link"):
+        serving = _abs_path("the serving generation", serving_dir).rstrip("/")
+        current = _abs_path("python_env_generation.dir", generation.get("dir")).rstrip("/")
+        # Only another generation beside this one (a record from before generations names the plain
+        # venv, which python_env adopted under another name: nothing to point the link at).
+        if serving != current and posixpath.dirname(serving) == posixpath.dirname(current):
+            previous = serving
+    if previous:
         link = {"path": _abs_path("python_env_generation.link", generation.get("link")),
-                "target": _abs_path("python_env_generation.previous_dir", generation.get("previous_dir")),
+                "target": _abs_path("python_env_generation.previous_dir", previous),
                 "from": _abs_path("python_env_generation.dir", generation.get("dir"))}
         names.append("venv link %s -> %s (was %s)" % (link["path"], link["target"], link["from"]))
     for index, path in enumerate(files):
@@ -415,7 +428,7 @@ def rollback_items(unit_env_changed, unit_path, env_path, generation=None, files
         if path not in restore:
             restore.append(path)
             names.append(path)
-    if _boolean("unit_env_changed", unit_env_changed):
+    if changed:
         for name, path in (("the unit", unit_path), ("the environment file", env_path)):
             path = _abs_path(name, path)
             restore.append(path)

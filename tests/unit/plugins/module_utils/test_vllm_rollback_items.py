@@ -45,3 +45,24 @@ def test_only_what_changed():
 def test_bad_input(args, match):
     with pytest.raises(VllmServeError, match=match):
         rollback_items(*args)
+
+
+def test_link_goes_back_to_the_generation_the_server_runs():
+    # An earlier run switched the link and stopped before vllm_service (a bad drafter input, say): the server
+    # still runs the old generation. This run does not switch, but its unit change starts the new one first.
+    gen = dict(GEN, switched=False, previous_dir=GEN["dir"], rollback_files=[])
+    items = rollback_items(True, UNIT, ENV, gen, [], serving_dir="/root/ml-env.generations/old")
+    assert items["link"] == {"path": "/root/ml-env", "target": "/root/ml-env.generations/old",
+                             "from": "/root/ml-env.generations/new"}
+    assert items["files"] == [UNIT, ENV]
+    # Nothing to go back to: the same generation, no unit change, or a record from before generations
+    # (the plain venv, adopted under another name).
+    assert rollback_items(True, UNIT, ENV, gen, [], serving_dir=GEN["dir"])["link"] is None
+    assert rollback_items(False, UNIT, ENV, gen, [], serving_dir="/root/ml-env.generations/old")["link"] is None
+    assert rollback_items(True, UNIT, ENV, gen, [], serving_dir="/root/ml-env")["link"] is None
+    assert rollback_items(True, UNIT, ENV, gen, [], serving_dir="")["link"] is None
+    # A switch in this run goes back to the generation python_env switched from, whatever the record says.
+    assert rollback_items(True, UNIT, ENV, GEN, [], serving_dir="/root/ml-env.generations/other")["link"]["target"] \
+        == GEN["previous_dir"]
+    with pytest.raises(VllmServeError, match="the serving generation"):
+        rollback_items(True, UNIT, ENV, gen, [], serving_dir="rel/old")
