@@ -28,7 +28,9 @@ PLAYBOOK = """
   hosts: ct129
   gather_facts: false
   vars:
-    __vllm_service_vllm: {installed: true, version: "0.32.0"}
+    # What the role's state read (vllm_service_host_state) returns about the installed vLLM; the role
+    # derives __vllm_service_vllm from it (vars/main.yml).
+    __vllm_service_state: {vllm: {installed: true, version: "0.32.0"}}
   tasks:
     - name: Preflight
       ansible.builtin.include_role:
