@@ -46,7 +46,8 @@ __metaclass__ = type
 
 import os
 import re
-import stat
+
+from ansible_collections.inference.gpu_host.plugins.module_utils.host_files import read_text
 
 QUERY_FIELDS = ("index", "name", "uuid", "compute_cap", "driver_version", "memory.total")
 QUERY_ARGS = ("--query-gpu=%s" % ",".join(QUERY_FIELDS), "--format=csv,noheader,nounits")
@@ -350,20 +351,6 @@ MAX_VERSION_FILE_SIZE = 64 * 1024  # /proc/driver/nvidia/version is one or two l
 KERNEL_MODULE_VERSION_PATH = "/proc/driver/nvidia/version"
 
 
-def _read_small(path):
-    """The text of an optional small file, or None (missing, unreadable, not a regular file)."""
-    if not path:
-        return None
-    try:
-        # A FIFO would block and a device never end; /proc files are regular.
-        if not stat.S_ISREG(os.stat(path).st_mode):
-            return None
-        with open(path, "rb") as handle:
-            return handle.read(MAX_VERSION_FILE_SIZE).decode("utf-8", "replace")
-    except (IOError, OSError):
-        return None
-
-
 def read_gpu_facts(module, nvidia_smi_path=None, kernel_module_version_path=KERNEL_MODULE_VERSION_PATH):
     """gpu_facts() of this host, through a module (its get_bin_path and run_command): what
     nvidia_gpu_info returns, also read by base_host_state so that base needs one round trip.
@@ -374,7 +361,7 @@ def read_gpu_facts(module, nvidia_smi_path=None, kernel_module_version_path=KERN
         found = module.get_bin_path("nvidia-smi", opt_dirs=["/usr/bin", "/usr/local/bin", "/usr/sbin"])
     query_out, query_rc, smi_out, smi_rc = run_nvidia_smi(module.run_command, found)
     facts = gpu_facts(query_out, query_rc, smi_out, smi_rc,
-                      kernel_module_text=_read_small(kernel_module_version_path),
+                      kernel_module_text=read_text(kernel_module_version_path, MAX_VERSION_FILE_SIZE) or None,
                       nvidia_smi_path=nvidia_smi_path)
     facts["nvidia_smi_path"] = found
     return facts

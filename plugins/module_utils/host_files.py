@@ -3,8 +3,8 @@
 # Apache License 2.0 (see LICENSE)
 """Reading files on a host the way the roles' one-call state reads do (base, python_env, drafter, vllm_service).
 
-One home for: content hashes, lstat as Ansible's stat/file see it (owner and group by name, octal mode), and a
-role's JSON record. Read-only, stdlib only.
+One home for: content hashes, lstat as Ansible's stat/file see it (owner and group by name, octal mode), a
+role's JSON record, and a small text file read leniently. Read-only, stdlib only.
 """
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
@@ -17,6 +17,18 @@ import pwd
 import stat
 
 MAX_JSON_SIZE = 16 << 20  # records and config.json files are kilobytes; a bigger file is not one
+
+
+def read_text(path, limit=1 << 20):
+    """The text of a small file (the first ``limit`` bytes), or "" when it is missing, unreadable or not a
+    regular file (a FIFO would block, a device never end; /proc files are regular)."""
+    try:
+        if not path or not stat.S_ISREG(os.stat(path).st_mode):
+            return ""
+        with open(path, "rb") as handle:
+            return handle.read(limit).decode("utf-8", "replace")
+    except (IOError, OSError):
+        return ""
 
 
 def sha256_text(text):

@@ -17,7 +17,7 @@ import errno
 import json
 import os
 
-from ansible_collections.inference.gpu_host.plugins.module_utils.host_files import path_state, read_record
+from ansible_collections.inference.gpu_host.plugins.module_utils.host_files import path_state, read_record, read_text
 from ansible_collections.inference.gpu_host.plugins.module_utils.flash_attn_guard import (
     FlashAttnGuardError, inspect_venv)
 from ansible_collections.inference.gpu_host.plugins.module_utils.venv_generations import (
@@ -36,14 +36,6 @@ class PythonEnvStateError(ValueError):
 
 
 # ---------------------------------------------------------------- host side
-
-def read_text(path, limit=1 << 20):
-    try:
-        with open(path, "rb") as handle:
-            return handle.read(limit).decode("utf-8", "replace")
-    except (IOError, OSError):
-        return ""
-
 
 def pyvenv_version(venv):
     """The Python version a venv was made with, from its pyvenv.cfg (uv: version_info, venv: version)."""

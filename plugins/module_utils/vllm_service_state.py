@@ -128,14 +128,6 @@ def listener_pid(ss_output):
     return int(match.group(1)) if match else None
 
 
-def read_small(path, limit=MAX_CGROUP_SIZE):
-    try:
-        with open(path, "rb") as handle:
-            return handle.read(limit).decode("utf-8", "replace")
-    except (IOError, OSError):
-        return ""
-
-
 def rollback_copies(paths):
     """The paths among ``paths`` whose rollback copy ``<path>.prev`` exists."""
     out = []

@@ -155,10 +155,10 @@ import os
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.inference.gpu_host.plugins.module_utils.gpu_facts import read_gpu_facts
-from ansible_collections.inference.gpu_host.plugins.module_utils.host_files import path_state, read_json, read_record
+from ansible_collections.inference.gpu_host.plugins.module_utils.host_files import path_state, read_json, read_record, read_text
 from ansible_collections.inference.gpu_host.plugins.module_utils.vllm_service_state import (
-    UNIT_PROPERTIES, account, device_nodes, fingerprint, group_db, listener_pid, model_files,
-    parse_systemctl_show, read_small, rollback_copies, venv_link)
+    MAX_CGROUP_SIZE, UNIT_PROPERTIES, account, device_nodes, fingerprint, group_db, listener_pid, model_files,
+    parse_systemctl_show, rollback_copies, venv_link)
 from ansible_collections.inference.gpu_host.plugins.module_utils.vllm_versions import (
     VllmVersionError, behaviour, entry_point, installed_vllm, known_problems)
 
@@ -256,7 +256,7 @@ def main():
         passwd=account(p["user"]),
         group_db=group_db(),
         devices=device_nodes(),
-        port=dict(listener=listener, listener_cgroup=read_small("/proc/%d/cgroup" % pid) if pid else ""),
+        port=dict(listener=listener, listener_cgroup=read_text("/proc/%d/cgroup" % pid, MAX_CGROUP_SIZE) if pid else ""),
         unit=parse_systemctl_show(show),
         files=dict((name, path_state(path)) for name, path in p["files"].items()),
         record=record,
