@@ -43,7 +43,9 @@ if [ ! -x .venv/bin/python ] || ! cmp -s requirements-dev.txt .venv/.requirement
   [ -x .venv/bin/python ] || "$PY" -m venv .venv
   .venv/bin/python -m pip --version >/dev/null 2>&1 || .venv/bin/python -m ensurepip >/dev/null
   .venv/bin/python -m pip install -q uv==0.9.30
-  .venv/bin/uv pip install -q --python .venv/bin/python --require-hashes -r requirements-dev.txt
+  # Bytecode compiled once here: uv leaves it out, and where PYTHONDONTWRITEBYTECODE is set every
+  # ansible-playbook (and each of its task workers) would compile ansible-core again (BENCHMARKS.md).
+  .venv/bin/uv pip install -q --compile-bytecode --python .venv/bin/python --require-hashes -r requirements-dev.txt
   cp requirements-dev.txt .venv/.requirements-dev.txt
 fi
 

@@ -138,16 +138,13 @@ def ansible_env(json_path, table_path):
 
 
 def configured_callbacks():
+    """The callbacks ansible.cfg enables, read in this process (ansible-config would start a second Python)."""
     try:
-        out = subprocess.run([os.path.join(os.path.dirname(sys.executable), "ansible-config"), "dump", "--only-changed",
-                              "--format", "json"], check=False, capture_output=True, text=True, timeout=60).stdout
-        for entry in json.loads(out or "[]"):
-            if entry.get("name") == "CALLBACKS_ENABLED":
-                value = entry.get("value") or []
-                return [v for v in (value if isinstance(value, list) else value.split(",")) if v]
-    except (OSError, ValueError, subprocess.SubprocessError):
-        pass
-    return []
+        from ansible.config.manager import ConfigManager  # pylint: disable=import-outside-toplevel
+        value = ConfigManager().get_config_value("CALLBACKS_ENABLED") or []
+    except Exception:  # pylint: disable=broad-except  # no ansible-core here, or a config it cannot read
+        return []
+    return [v.strip() for v in (value if isinstance(value, list) else str(value).split(",")) if v.strip()]
 
 
 def ansible_cli_args(args):
@@ -195,6 +192,9 @@ def run_with_runner(ansible_runner, args, playbook, inventories, env, private_da
         quiet=args.quiet,
         # Nothing of this run (vault password paths, webhook variables) is written under env/.
         suppress_env_files=True,
+        # Not ansible-runner's fact cache in each run's artifacts (facts gathered every check): Ansible's own,
+        # as ansible.cfg sets it, shared with the converges.
+        fact_cache_type="ansible.cfg",
         timeout=args.timeout or None,
     )
     log("ansible-runner %s (rc %s), artifacts in %s" % (runner.status, runner.rc, runner.config.artifact_dir))

@@ -98,3 +98,20 @@ def test_reports_and_artifacts_each_rotated_once(two_runs):
     latest = json.loads((reports / "latest.json").read_text())
     assert latest["runner"]["artifact_dir"] == artifacts[0]
     assert oct(os.stat(str(reports / "runner")).st_mode & 0o777) == "0o700"
+
+
+def test_configured_callbacks_come_from_the_ansible_cfg_in_use(tmp_path, monkeypatch):
+    # Read in-process (no ansible-config subprocess): what ANSIBLE_CONFIG's file enables, in its order.
+    cfg = tmp_path / "ansible.cfg"
+    cfg.write_text("[defaults]\ncallbacks_enabled = ansible.posix.profile_tasks, ansible.builtin.junit\n")
+    monkeypatch.setenv("ANSIBLE_CONFIG", str(cfg))
+    monkeypatch.delenv("ANSIBLE_CALLBACKS_ENABLED", raising=False)
+    sys.path.insert(0, os.path.dirname(SCRIPT))
+    try:
+        import drift_check  # pylint: disable=import-outside-toplevel
+    finally:
+        sys.path.pop(0)
+    assert drift_check.configured_callbacks() == ["ansible.posix.profile_tasks", "ansible.builtin.junit"]
+    env = drift_check.ansible_env(str(tmp_path / "r.json"), str(tmp_path / "r.txt"))
+    assert env["ANSIBLE_CALLBACKS_ENABLED"].split(",") == [
+        "ansible.posix.profile_tasks", "ansible.builtin.junit", drift_check.CALLBACK]
