@@ -66,6 +66,39 @@ options:
     type: list
     elements: path
     default: []
+  probe:
+    description:
+      - Ask the server on O(port) whether it serves, once (no waiting); only when the unit is active and something
+        listens on O(port). Not set, no request is made.
+    type: dict
+    suboptions:
+      host:
+        description: The server's bind address (C(0.0.0.0) and empty are probed on loopback).
+        type: str
+        default: 127.0.0.1
+      served_model_name:
+        description: The name C(/v1/models) must list.
+        type: str
+        required: true
+      api_key:
+        description: The server's C(--api-key); empty for none.
+        type: str
+        default: ''
+      smoke:
+        description: Also send one completion of one token.
+        type: bool
+        default: false
+      drafter_dir:
+        description:
+          - The drafter's directory when the server runs speculative decoding (empty without); then the counters
+            of C(/metrics) are read and the target layers the unit's journal shows captured are checked against
+            its C(config.json).
+        type: str
+        default: ''
+      timeout:
+        description: Seconds each request may take.
+        type: int
+        default: 5
 notes:
   - C(ss) (iproute2) and C(systemctl) must be there, as for the tasks this replaces.
 """
@@ -149,12 +182,23 @@ rollback_copies:
   type: list
   elements: str
   returned: always
+probe:
+  description:
+    - ready, url, invocation_id (the unit's), and as M(inference.gpu_host.vllm_wait_ready) returns them models,
+      smoke, spec_decode and captured_layers; when not ready, reason (C(not_serving), C(not_ready),
+      C(smoke_failed), C(metrics_failed), C(log_unreadable), C(captured_layers_mismatch)) and msg.
+  type: dict
+  returned: when O(probe) is set
 """
 
 import os
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.inference.gpu_host.plugins.module_utils.gpu_facts import read_gpu_facts
+from ansible_collections.inference.gpu_host.plugins.module_utils.vllm_log import MAX_JOURNAL_LINES, UnitJournal, VllmLogError
+from ansible_collections.inference.gpu_host.plugins.module_utils.vllm_probe import (
+    API_KEY, SMOKE_PROMPT, Http, captured_layers, check_host, served, smoke, spec_decode)
+from ansible_collections.inference.gpu_host.plugins.module_utils.vllm_serve import probe_url
 from ansible_collections.inference.gpu_host.plugins.module_utils.host_files import path_state, read_json, read_record, read_text
 from ansible_collections.inference.gpu_host.plugins.module_utils.vllm_service_state import (
     MAX_CGROUP_SIZE, UNIT_PROPERTIES, account, device_nodes, fingerprint, group_db, listener_pid, model_files,
@@ -163,6 +207,7 @@ from ansible_collections.inference.gpu_host.plugins.module_utils.vllm_versions i
     VllmVersionError, behaviour, entry_point, installed_vllm, known_problems)
 
 LAYER_TYPES = ("full_attention", "sliding_attention")
+
 
 
 def describe_vllm(venv, layer_types):
@@ -188,6 +233,50 @@ def read_gpus(module):
     return dict((k, facts.get(k)) for k in ("gpu_count", "gpus", "reason", "driver_version", "cuda_version"))
 
 
+def probe_server(module, opts, port, unit, unit_state, listener):
+    """One look at the server, as vllm_wait_ready's checks make it; ready False with reason and msg otherwise."""
+    out = dict(ready=False, url=probe_url(opts["host"], port), invocation_id=unit_state.get("InvocationID") or None)
+    if unit_state.get("ActiveState") != "active" or not listener.strip():
+        out.update(reason="not_serving", msg="%s is %s%s" % (
+            unit, unit_state.get("ActiveState") or "unknown",
+            "" if listener.strip() else " and nothing listens on port %d" % port))
+        return out
+    http = Http(out["url"], opts["api_key"])
+    ok, found = served(http, opts["served_model_name"], opts["timeout"])
+    if not ok:
+        out.update(reason="not_ready", msg=found)
+        return out
+    out["models"] = found
+    if opts["smoke"]:
+        result, dummy, error = smoke(http, opts["served_model_name"], SMOKE_PROMPT, 1, opts["timeout"])
+        if error:
+            out.update(reason="smoke_failed", msg=error)
+            return out
+        out["smoke"] = result
+    if opts["drafter_dir"]:
+        spec, error = spec_decode(http, opts["timeout"])
+        if error:
+            out.update(reason="metrics_failed", msg=error)
+            return out
+        out["spec_decode"] = spec
+        journal = UnitJournal(module, unit)
+        try:
+            verdict, warning = captured_layers(
+                lambda: journal.open(out["invocation_id"], None, MAX_JOURNAL_LINES, newest=False)[0],
+                opts["drafter_dir"])
+        except (VllmLogError, IOError, OSError) as exc:
+            out.update(reason="log_unreadable", msg="the journal of %s could not be read: %s" % (unit, exc))
+            return out
+        out["captured_layers"] = verdict
+        if warning:
+            module.warn(warning)
+        if verdict["verdict"] == "mismatch":
+            out.update(reason="captured_layers_mismatch", msg="%s serves, but %s" % (unit, verdict["message"]))
+            return out
+    out["ready"] = True
+    return out
+
+
 def main():
     module = AnsibleModule(
         argument_spec=dict(
@@ -200,6 +289,14 @@ def main():
             port=dict(type="int", required=True),
             files=dict(type="dict", default={}),
             rollback_paths=dict(type="list", elements="path", default=[]),
+            probe=dict(type="dict", options=dict(
+                host=dict(type="str", default="127.0.0.1"),
+                served_model_name=dict(type="str", required=True),
+                api_key=dict(type="str", default="", no_log=True),
+                smoke=dict(type="bool", default=False),
+                drafter_dir=dict(type="str", default=""),
+                timeout=dict(type="int", default=5),
+            )),
         ),
         supports_check_mode=True,
     )
@@ -217,6 +314,16 @@ def main():
         module.fail_json(msg="port must be 1-65535, got %r" % (p["port"],))
     if not p["unit"].endswith(".service") or "/" in p["unit"]:
         module.fail_json(msg="unit must be a unit name ending in .service, got %r" % (p["unit"],))
+    probe = p["probe"]
+    if probe is not None:
+        if check_host(probe["host"]):
+            module.fail_json(msg="probe.%s" % check_host(probe["host"]))
+        if probe["drafter_dir"] and not os.path.isabs(probe["drafter_dir"]):
+            module.fail_json(msg="probe.drafter_dir must be an absolute path, got %r" % (probe["drafter_dir"],))
+        if not API_KEY.match(probe["api_key"] or "x"):
+            module.fail_json(msg="probe.api_key must be the server's --api-key: printable ASCII without spaces")
+        if not 1 <= probe["timeout"] <= 300:
+            module.fail_json(msg="probe.timeout must be 1-300 seconds, got %r" % (probe["timeout"],))
 
     configs = {}
     for name, directory in (("target_config", p["model"]), ("drafter_config", p["drafter"])):
@@ -241,6 +348,7 @@ def main():
     if rc != 0:
         module.fail_json(msg="systemctl show %s failed (rc %d): %s" % (p["unit"], rc, err.strip()))
 
+    unit_state = parse_systemctl_show(show)
     record, warning = (None, None)
     if "record" in p["files"]:
         record, warning = read_record(p["files"]["record"])
@@ -257,11 +365,12 @@ def main():
         group_db=group_db(),
         devices=device_nodes(),
         port=dict(listener=listener, listener_cgroup=read_text("/proc/%d/cgroup" % pid, MAX_CGROUP_SIZE) if pid else ""),
-        unit=parse_systemctl_show(show),
+        unit=unit_state,
         files=dict((name, path_state(path)) for name, path in p["files"].items()),
         record=record,
         model_fingerprint=fingerprint(model_files(p["model"], p["model_patterns"])),
         rollback_copies=rollback_copies(p["rollback_paths"]),
+        **({} if probe is None else dict(probe=probe_server(module, probe, p["port"], p["unit"], unit_state, listener)))
     )
 
 

@@ -254,18 +254,12 @@ reason:
   type: str
 """
 
-import ipaddress
-import json
 import math
 import os
-import re
-import socket
 import stat
 import time
-from urllib.error import HTTPError, URLError
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible.module_utils.urls import open_url
 
 from ansible_collections.inference.gpu_host.plugins.module_utils.vllm_serve import VllmServeError, probe_url
 from ansible_collections.inference.gpu_host.plugins.module_utils.vllm_log import (
@@ -275,100 +269,20 @@ from ansible_collections.inference.gpu_host.plugins.module_utils.vllm_log import
     VllmLogError,
     check_unit_name,
     failure_message,
-    find_captured_layers,
     find_root_cause,
     open_log_file,
     safe_text,
 )
-from ansible_collections.inference.gpu_host.plugins.module_utils.dflash import captured_layers_verdict, read_json_file
+from ansible_collections.inference.gpu_host.plugins.module_utils.vllm_probe import (
+    API_KEY, SMOKE_PROMPT, Http, captured_layers, check_host, served, smoke, spec_decode)
 
 _ALIVE_STATES = ("active", "activating", "reloading")
-# A body larger than this is cut: /metrics of a big server is a few hundred KiB; a misbehaving
-# server (or something else on the port) must not fill the node's memory.
-_MAX_BODY = 8 * 1024 * 1024
-_HOSTNAME = re.compile(r"^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
-                       r"(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*\.?$")
-_API_KEY = re.compile(r"^[\x21-\x7e]+$")
-_SPEC_METRICS = {
-    "vllm:spec_decode_num_draft_tokens_total": "num_draft_tokens",
-    "vllm:spec_decode_num_accepted_tokens_total": "num_accepted_tokens",
-    "vllm:spec_decode_num_drafts_total": "num_drafts",
-}
 
 
 def base_url(host, port):
     # One home for the loopback choice (module_utils/vllm_serve.py, shared with the role):
     # 0.0.0.0 / empty -> 127.0.0.1, :: -> [::1], any other address or name as it is.
     return probe_url(host, port)
-
-
-class Http(object):
-    def __init__(self, url, api_key):
-        self.url = url
-        self.headers = {"Accept": "application/json"}
-        if api_key:
-            self.headers["Authorization"] = "Bearer %s" % api_key
-
-    def request(self, path, timeout, data=None):
-        """(status, body text); status None and body the error when nothing answered."""
-        headers = dict(self.headers)
-        if data is not None:
-            headers["Content-Type"] = "application/json"
-            data = json.dumps(data)
-        try:
-            resp = open_url(self.url + path, data=data, headers=headers, method="POST" if data is not None else "GET",
-                            timeout=timeout, use_proxy=False, follow_redirects="none")
-            return resp.getcode(), _body_text(resp.read(_MAX_BODY))
-        except HTTPError as e:
-            try:
-                body = _body_text(e.read(_MAX_BODY))
-            except Exception:  # pylint: disable=broad-except
-                body = ""
-            return e.code, body
-        except (URLError, socket.error, socket.timeout, IOError) as e:
-            return None, safe_text(str(getattr(e, "reason", e)), 500)
-
-
-def _body_text(data):
-    # "replace", not surrogateescape: the text may reach the result, which must be valid UTF-8.
-    return data.decode("utf-8", "replace") if isinstance(data, bytes) else safe_text(data or "")
-
-
-def _model_ids(body):
-    """The model ids /v1/models lists (strings, valid UTF-8); [] when the body is not such JSON."""
-    try:
-        data = json.loads(body).get("data", [])
-    except (ValueError, AttributeError):
-        return []
-    if not isinstance(data, list):
-        return []
-    return [safe_text(m["id"], 500) for m in data[:1000] if isinstance(m, dict) and isinstance(m.get("id"), str)]
-
-
-def check_host(host):
-    """An error message unless ``host`` is an IP address (IPv6 with or without brackets) or a host name.
-
-    Empty is vLLM's default bind address (every address), probed on loopback like 0.0.0.0.
-    """
-    if host == "":
-        return None
-    bracketed = host.startswith("[") and host.endswith("]")
-    bare = host[1:-1] if bracketed else host
-    try:
-        ip = ipaddress.ip_address(bare)
-    except ValueError:
-        ip = None
-    # Brackets only around IPv6; no zone id (fe80::1%eth0), which has no place in the URL.
-    if ip is not None and "%" not in bare and (ip.version == 6 or not bracketed):
-        return None
-    if ip is None and not bracketed and _HOSTNAME.match(bare):
-        return None
-    return _host_error(host)
-
-
-def _host_error(host):
-    return ("host must be an IP address or a host name, without scheme, port or path (e.g. 127.0.0.1, ::1, "
-            "localhost), got %r" % safe_text(host, 300))
 
 
 def check_params(p):
@@ -410,7 +324,7 @@ def check_params(p):
          "drafter_dir must be an absolute path (the drafter's directory) and needs speculative: true, got %r"
          % (safe_text(p["drafter_dir"] or "", 300),))
     # A bearer token goes into an HTTP header: a newline or a space there would be a broken (or injected) header.
-    need(p["api_key"] is None or bool(_API_KEY.match(p["api_key"])),
+    need(p["api_key"] is None or bool(API_KEY.match(p["api_key"])),
          "api_key must be the server's --api-key: printable ASCII without spaces or line breaks")
     return errors
 
@@ -429,24 +343,6 @@ def _log_path_errors(path):
     if not stat.S_ISREG(st.st_mode):
         return ["log_path: %s is not a regular file (a device, pipe or socket); expected the server's log file" % shown]
     return []
-
-
-def parse_spec_metrics(text):
-    """Sum the spec-decode counters over their label sets (one per engine)."""
-    found = {}
-    for line in (text or "").splitlines():
-        if not line or line.startswith("#"):
-            continue
-        name = line.split("{", 1)[0].split(" ", 1)[0]
-        key = _SPEC_METRICS.get(name)
-        if key is None:
-            continue
-        try:
-            value = float(line.rsplit(" ", 1)[1])
-        except (IndexError, ValueError):
-            continue
-        found[key] = found.get(key, 0.0) + value
-    return found
 
 
 def _pid_alive(pid):
@@ -530,76 +426,48 @@ class Waiter(object):
             stop = self.stopped_reason()
             if stop:
                 self.fail(stop[0], stop[1] + " before it was ready (last poll: %s)" % last)
-            status, body = self.http.request("/health", self.p["request_timeout"])
-            if status == 200:
-                status, body = self.http.request("/v1/models", self.p["request_timeout"])
-                if status == 200:
-                    ids = _model_ids(body)
-                    self.result["models"] = ids
-                    if self.p["served_model_name"] in ids:
-                        self.result["ready"] = True
-                        self.result["elapsed"] = round(time.time() - self.start, 1)
-                        return
-                    last = safe_text("/v1/models lists %s, not %s" % (ids, self.p["served_model_name"]), 1000)
-                else:
-                    last = "/v1/models answered %s" % (status if status is not None else body)
-            else:
-                last = "/health answered %s" % (status if status is not None else body)
-            last = safe_text(last, 1000)
+            ok, found = served(self.http, self.p["served_model_name"], self.p["request_timeout"])
+            if ok:
+                self.result["models"] = found
+                self.result["ready"] = True
+                self.result["elapsed"] = round(time.time() - self.start, 1)
+                return
+            last = found
             if time.time() + self.p["poll_interval"] > deadline:
                 self.fail("timeout", "not ready within %ds (last poll: %s)" % (self.p["timeout"], last))
             time.sleep(self.p["poll_interval"])
 
     def smoke(self):
-        body = {"model": self.p["served_model_name"], "prompt": self.p["smoke_prompt"],
-                "max_tokens": self.p["smoke_max_tokens"], "temperature": 0}
-        t0 = time.time()
-        status, text = self.http.request("/v1/completions", self.p["smoke_timeout"], data=body)
-        latency = round(time.time() - t0, 3)
-        if status != 200:
+        result, status, error = smoke(self.http, self.p["served_model_name"], self.p["smoke_prompt"],
+                                      self.p["smoke_max_tokens"], self.p["smoke_timeout"])
+        if error:
             self.result["ready"] = False
-            self._settle()
-            self.fail("smoke_failed", "the smoke completion answered %s: %s" % (
-                status if status is not None else "nothing", safe_text((text or "")[:300])))
-        try:
-            answer = json.loads(text)
-            choice = (answer.get("choices") or [{}])[0]
-            tokens = (answer.get("usage") or {}).get("completion_tokens")
-            tokens = tokens if isinstance(tokens, int) else None
-            generated = choice.get("text")
-            self.result["smoke"] = {"latency": latency, "completion_tokens": tokens,
-                                    "text": safe_text(generated, 10000) if isinstance(generated, str) else generated}
-        except (ValueError, AttributeError, IndexError, TypeError):
-            self.result["ready"] = False
-            self.fail("smoke_failed", "the smoke completion answered 200 with no JSON completion: %s"
-                      % safe_text(text[:300]))
+            if status != 200:
+                self._settle()
+            self.fail("smoke_failed", error)
+        self.result["smoke"] = result
 
     def check_captured_layers(self):
         """The captured layers of this start against the drafter's trained ids: fail on a mismatch, warn when unknown."""
-        path = os.path.join(self.p["drafter_dir"], "config.json")
-        try:
-            config = read_json_file(path)[1]
-        except (IOError, OSError, ValueError) as e:
-            config = None
-            self.module.warn("cannot read %s (%s): the captured layers are not verified" % (path, safe_text(str(e), 300)))
         if self.p["unit"]:
             inv = (self.initial or {}).get("InvocationID") or None
-            log = self.journal.open(inv, None, self.p["journal_lines"], newest=False)[0]
+
+            def open_log():
+                return self.journal.open(inv, None, self.p["journal_lines"], newest=False)[0]
         elif self.p["log_path"]:
-            log = open_log_file(self.p["log_path"], "log_path")
+            def open_log():
+                return open_log_file(self.p["log_path"], "log_path")
         else:
             self.module.warn("drafter_dir: without unit or log_path there is no log to read the captured layers from")
             return
-        with log:
-            found = find_captured_layers(log)
-        verdict = captured_layers_verdict(found, config, path)
+        verdict, warning = captured_layers(open_log, self.p["drafter_dir"])
         self.result["captured_layers"] = verdict
         if verdict["verdict"] == "mismatch":
             self.result["reason"] = "captured_layers_mismatch"
             label = self.p["unit"] or "vLLM at %s" % self.url
             self.module.fail_json(msg="%s serves, but %s" % (label, verdict["message"]), **self.result)
-        if verdict["verdict"] == "unverified" and config is not None:
-            self.module.warn(verdict["message"])
+        if warning:
+            self.module.warn(warning)
 
     def _settle(self):
         # A worker killed by the request takes the unit down a moment later; let its last lines reach the journal.
@@ -610,24 +478,9 @@ class Waiter(object):
             time.sleep(1)
 
     def metrics(self):
-        status, text = self.http.request("/metrics", self.p["request_timeout"])
-        if status != 200:
-            self.fail("metrics_failed", "/metrics answered %s" % (status if status is not None else text))
-        found = parse_spec_metrics(text)
-        drafted = found.get("num_draft_tokens")
-        accepted = found.get("num_accepted_tokens")
-        drafts = found.get("num_drafts")
-        spec = {
-            "num_draft_tokens": drafted,
-            "num_accepted_tokens": accepted,
-            "num_drafts": drafts,
-            "acceptance_rate": round(accepted / drafted, 4) if drafted else None,
-            "mean_acceptance_length": round(1 + accepted / drafts, 4) if drafts and accepted is not None else None,
-        }
-        if drafted is None or accepted is None:
-            self.fail("metrics_failed", "speculative decoding is on but /metrics has no "
-                      "vllm:spec_decode_num_draft_tokens_total / vllm:spec_decode_num_accepted_tokens_total "
-                      "(was the server started with --speculative-config?)")
+        spec, error = spec_decode(self.http, self.p["request_timeout"])
+        if error:
+            self.fail("metrics_failed", error)
         self.result["spec_decode"] = spec
 
 
@@ -644,7 +497,7 @@ def main():
             poll_interval=dict(type="float", default=2.0),
             request_timeout=dict(type="int", default=10),
             smoke=dict(type="bool", default=True),
-            smoke_prompt=dict(type="str", default="The capital of France is"),
+            smoke_prompt=dict(type="str", default=SMOKE_PROMPT),
             smoke_max_tokens=dict(type="int", default=8, no_log=False),
             smoke_timeout=dict(type="int", default=300),
             speculative=dict(type="bool", default=False),
