@@ -48,11 +48,12 @@ _value:
 """
 
 from ansible.errors import AnsibleFilterError
-from ansible_collections.inference.gpu_host.plugins.module_utils.base_state import (
-    BaseStateError, ca_certificates, plan)
+# The collection's module_utils are imported inside each filter, not here: to find one filter,
+# Ansible loads every filter file of the collection, in every task's worker process.
 
 
 def base_plan(state, wanted):
+    from ansible_collections.inference.gpu_host.plugins.module_utils.base_state import BaseStateError, ca_certificates, plan
     if not isinstance(wanted, dict):
         raise AnsibleFilterError("base_plan: wanted must be a mapping, got %.80r" % (wanted,))
     try:

@@ -42,10 +42,12 @@ _value:
 """
 
 from ansible.errors import AnsibleFilterError
-from ansible_collections.inference.gpu_host.plugins.module_utils.drafter_placement import place_reason
+# The collection's module_utils are imported inside each filter, not here: to find one filter,
+# Ansible loads every filter file of the collection, in every task's worker process.
 
 
 def drafter_place_reason(record, wanted, dest_stat):
+    from ansible_collections.inference.gpu_host.plugins.module_utils.drafter_placement import place_reason
     if not isinstance(record, dict):
         record = {}  # a record broken on the host is no record: the weights are placed again
     for name, value in (("wanted", wanted), ("dest_stat", dest_stat)):

@@ -50,11 +50,12 @@ _value:
 """
 
 from ansible.errors import AnsibleFilterError
-from ansible_collections.inference.gpu_host.plugins.module_utils.drafter_state import (
-    DrafterStateError, plan, stat_path)
+# The collection's module_utils are imported inside each filter, not here: to find one filter,
+# Ansible loads every filter file of the collection, in every task's worker process.
 
 
 def drafter_plan(state, wanted):
+    from ansible_collections.inference.gpu_host.plugins.module_utils.drafter_state import DrafterStateError, plan, stat_path
     if not isinstance(wanted, dict):
         raise AnsibleFilterError("drafter_plan: wanted must be a mapping, got %.80r" % (wanted,))
     try:

@@ -49,13 +49,12 @@ _value:
 """
 
 from ansible.errors import AnsibleFilterError
-from ansible_collections.inference.gpu_host.plugins.module_utils.drift_check_cli import (
-    DriftCheckCliError,
-    drift_check_argv as _drift_check_argv,
-)
+# The collection's module_utils are imported inside each filter, not here: to find one filter,
+# Ansible loads every filter file of the collection, in every task's worker process.
 
 
 def drift_check_argv(settings):
+    from ansible_collections.inference.gpu_host.plugins.module_utils.drift_check_cli import DriftCheckCliError, drift_check_argv as _drift_check_argv
     if not isinstance(settings, dict):
         raise AnsibleFilterError("drift_check_argv: expected a mapping of drift_schedule settings, got %r" % (settings,))
     try:

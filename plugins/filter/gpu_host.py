@@ -14,10 +14,8 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 
 from ansible.errors import AnsibleFilterError
-from ansible_collections.inference.gpu_host.plugins.module_utils.dflash import stale_ids_message
-from ansible_collections.inference.gpu_host.plugins.module_utils.gpu_facts import GpuFactsError, flash_attn_gate
-from ansible_collections.inference.gpu_host.plugins.module_utils.vllm_versions import (
-    VllmVersionError, behaviour, known_problems)
+# The collection's module_utils are imported inside each filter, not here: to find one filter,
+# Ansible loads every filter file of the collection, in every task's worker process.
 
 # flash_attn-2.8.3+cu12torch2.7cxx11abiFALSE-cp311-cp311-linux_x86_64.whl
 _WHEEL = re.compile(
@@ -25,6 +23,7 @@ _WHEEL = re.compile(
 
 
 def _flash_attn_gate(gpus, flash_attn_major):
+    from ansible_collections.inference.gpu_host.plugins.module_utils.gpu_facts import GpuFactsError, flash_attn_gate
     try:
         return flash_attn_gate(gpus or [], flash_attn_major)
     except GpuFactsError as exc:
@@ -124,6 +123,7 @@ def _file_fingerprint(files):
 
 def _dflash_stale_ids(config, vllm_version):
     """The drift check's message when a drafter config.json was written for another vLLM, else ''."""
+    from ansible_collections.inference.gpu_host.plugins.module_utils.dflash import stale_ids_message
     if not isinstance(config, dict):
         raise AnsibleFilterError("dflash_stale_ids: expected the parsed config.json (a dict), got %s" % type(config).__name__)
     return stale_ids_message(config, str(vllm_version)) or ""
@@ -131,6 +131,7 @@ def _dflash_stale_ids(config, vllm_version):
 
 def _vllm_version_table(version, distribution="vllm"):
     """What the versions table says of a pinned vLLM, read on the controller (no round trip)."""
+    from ansible_collections.inference.gpu_host.plugins.module_utils.vllm_versions import VllmVersionError, behaviour, known_problems
     try:
         return {"version": str(version), "distribution": distribution, "behaviour": behaviour(str(version)),
                 "known_problems": known_problems(str(version), distribution)}

@@ -39,14 +39,12 @@ _value:
 """
 
 from ansible.errors import AnsibleFilterError
-from ansible_collections.inference.gpu_host.plugins.module_utils.gpu_facts import (
-    GpuFactsError,
-    nvidia_char_majors,
-    parse_proc_devices,
-)
+# The collection's module_utils are imported inside each filter, not here: to find one filter,
+# Ansible loads every filter file of the collection, in every task's worker process.
 
 
 def nvidia_char_devices(text, source="/proc/devices"):
+    from ansible_collections.inference.gpu_host.plugins.module_utils.gpu_facts import GpuFactsError, nvidia_char_majors, parse_proc_devices
     try:
         return list(nvidia_char_majors(parse_proc_devices(text, source)))
     except GpuFactsError as exc:

@@ -41,10 +41,12 @@ _value:
 """
 
 from ansible.errors import AnsibleFilterError
-from ansible_collections.inference.gpu_host.plugins.module_utils.python_env_state import PythonEnvStateError, decide
+# The collection's module_utils are imported inside each filter, not here: to find one filter,
+# Ansible loads every filter file of the collection, in every task's worker process.
 
 
 def python_env_plan(state, wanted):
+    from ansible_collections.inference.gpu_host.plugins.module_utils.python_env_state import PythonEnvStateError, decide
     try:
         return decide(state, wanted)
     except PythonEnvStateError as exc:

@@ -11,12 +11,14 @@ __metaclass__ = type
 from collections.abc import Mapping
 
 from ansible.errors import AnsibleFilterError
-from ansible_collections.inference.gpu_host.plugins.module_utils.plain_data import plain
-from ansible_collections.inference.gpu_host.plugins.module_utils.vllm_prometheus import prometheus_target
+# The collection's module_utils are imported inside each filter, not here: to find one filter,
+# Ansible loads every filter file of the collection, in every task's worker process.
 
 
 def vllm_prometheus_target(settings):
     """{"errors": [...], "instance", "address", "labels", "file_sd", "target_file", "rules_file"}."""
+    from ansible_collections.inference.gpu_host.plugins.module_utils.plain_data import plain
+    from ansible_collections.inference.gpu_host.plugins.module_utils.vllm_prometheus import prometheus_target
     if not isinstance(settings, Mapping):
         raise AnsibleFilterError("vllm_prometheus_target: expected a dict of settings, got %s" % type(settings).__name__)
     try:

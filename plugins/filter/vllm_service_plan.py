@@ -46,11 +46,12 @@ _value:
 """
 
 from ansible.errors import AnsibleFilterError
-from ansible_collections.inference.gpu_host.plugins.module_utils.vllm_service_state import (
-    VllmServiceStateError, plan)
+# The collection's module_utils are imported inside each filter, not here: to find one filter,
+# Ansible loads every filter file of the collection, in every task's worker process.
 
 
 def vllm_service_plan(state, wanted):
+    from ansible_collections.inference.gpu_host.plugins.module_utils.vllm_service_state import VllmServiceStateError, plan
     try:
         return plan(state, wanted)
     except VllmServiceStateError as exc:

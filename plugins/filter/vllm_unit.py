@@ -9,13 +9,13 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible.errors import AnsibleFilterError
-from ansible_collections.inference.gpu_host.plugins.module_utils.plain_data import plain
-from ansible_collections.inference.gpu_host.plugins.module_utils.vllm_unit import (
-    VllmUnitError, device_groups, drain_settings, environment_has_secret, environment_lines, hardening_directives,
-    inaccessible_devices)
+# The collection's module_utils are imported inside each filter, not here: to find one filter,
+# Ansible loads every filter file of the collection, in every task's worker process.
 
 
 def _call(name, function, *args, **kwargs):
+    from ansible_collections.inference.gpu_host.plugins.module_utils.vllm_unit import VllmUnitError
+    from ansible_collections.inference.gpu_host.plugins.module_utils.plain_data import plain
     try:
         return function(*[plain(a) for a in args], **dict((k, plain(v)) for k, v in kwargs.items()))
     except VllmUnitError as exc:
@@ -25,6 +25,7 @@ def _call(name, function, *args, **kwargs):
 
 def vllm_env_file(hf_home, environment=None, secret_environment=None, hf_token="", api_key=""):
     """{"lines": [...], "secret": bool}: the environment file's assignments, and whether it holds a secret."""
+    from ansible_collections.inference.gpu_host.plugins.module_utils.vllm_unit import environment_has_secret, environment_lines
     lines = _call("vllm_env_file", environment_lines, hf_home, environment, secret_environment, hf_token, api_key)
     secret = _call("vllm_env_file", environment_has_secret, environment, secret_environment, hf_token, api_key)
     return {"lines": lines, "secret": secret}
@@ -32,16 +33,19 @@ def vllm_env_file(hf_home, environment=None, secret_environment=None, hf_token="
 
 def vllm_hardening(level, overrides=None, writable_paths=(), read_paths=None):
     """[[directive, value], ...]: the unit's hardening for a level, the overrides and the paths the server writes."""
+    from ansible_collections.inference.gpu_host.plugins.module_utils.vllm_unit import hardening_directives
     return _call("vllm_hardening", hardening_directives, level, overrides, writable_paths, read_paths)
 
 
 def vllm_drain(shutdown_timeout, supported=None):
     """{"shutdown_timeout", "kill_mode", "timeout_stop_sec", "reason"}: how the unit stops."""
+    from ansible_collections.inference.gpu_host.plugins.module_utils.vllm_unit import drain_settings
     return _call("vllm_drain", drain_settings, shutdown_timeout, supported)
 
 
 def vllm_device_access(user, wanted=(), passwd_entry=None, group_db=None, devices=()):
     """{"groups": [...], "inaccessible": [...]}: SupplementaryGroups= and the GPU nodes the account still cannot open."""
+    from ansible_collections.inference.gpu_host.plugins.module_utils.vllm_unit import device_groups, inaccessible_devices
     groups = _call("vllm_device_access", device_groups, user, wanted, group_db or {}, devices)
     if passwd_entry is None:  # no such account yet (check mode on a blank host): nothing to check against
         return {"groups": groups, "inaccessible": []}

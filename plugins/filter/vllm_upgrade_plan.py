@@ -64,12 +64,14 @@ _value:
 """
 
 from ansible.errors import AnsibleFilterError
-from ansible_collections.inference.gpu_host.plugins.module_utils.plain_data import plain
-from ansible_collections.inference.gpu_host.plugins.module_utils.upgrade_plan import UpgradePlanError, upgrade_plan
+# The collection's module_utils are imported inside each filter, not here: to find one filter,
+# Ansible loads every filter file of the collection, in every task's worker process.
 
 
 def vllm_upgrade_plan(installed, lock_text, distribution="vllm", drafter_config=None, layer_id_policy="report",
                       venv_bytes=None, free_bytes=None, unit=None):
+    from ansible_collections.inference.gpu_host.plugins.module_utils.upgrade_plan import UpgradePlanError, upgrade_plan
+    from ansible_collections.inference.gpu_host.plugins.module_utils.plain_data import plain
     if not isinstance(lock_text, str):
         raise AnsibleFilterError("vllm_upgrade_plan: lock_text must be the lock's text, got %s" % type(lock_text).__name__)
     config = plain(drafter_config) if isinstance(drafter_config, dict) else None
