@@ -209,7 +209,6 @@ from ansible_collections.inference.gpu_host.plugins.module_utils.vllm_versions i
 LAYER_TYPES = ("full_attention", "sliding_attention")
 
 
-
 def describe_vllm(venv, layer_types):
     """vllm_version_info's answer for venv, allow_missing on."""
     try:

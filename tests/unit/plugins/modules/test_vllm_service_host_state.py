@@ -104,7 +104,7 @@ def test_ss_failure_fails(tmp_path):
 
 # The one look at the server (probe): a real HTTP server standing in for vLLM, the test
 # server of test_vllm_wait_ready, and journalctl standing in for the unit's journal.
-from test_vllm_wait_ready import LOGS, _drafter, server  # noqa: E402,F401  pylint: disable=wrong-import-position
+from test_vllm_wait_ready import LOGS, _drafter, server  # noqa: E402,F401  pylint: disable=wrong-import-position,unused-import
 
 INV = "0123456789abcdef0123456789abcdef"
 
