@@ -192,9 +192,9 @@ def run_with_runner(ansible_runner, args, playbook, inventories, env, private_da
         quiet=args.quiet,
         # Nothing of this run (vault password paths, webhook variables) is written under env/.
         suppress_env_files=True,
-        # Not ansible-runner's fact cache in each run's artifacts (facts gathered every check): Ansible's own,
+        # No fact cache of ansible-runner's in each run's artifacts (facts gathered every check): Ansible's own,
         # as ansible.cfg sets it, shared with the converges.
-        fact_cache_type="ansible.cfg",
+        fact_cache_type=None,
         timeout=args.timeout or None,
     )
     log("ansible-runner %s (rc %s), artifacts in %s" % (runner.status, runner.rc, runner.config.artifact_dir))

@@ -315,8 +315,9 @@ def main():
         module.fail_json(msg="unit must be a unit name ending in .service, got %r" % (p["unit"],))
     probe = p["probe"]
     if probe is not None:
-        if check_host(probe["host"]):
-            module.fail_json(msg="probe.%s" % check_host(probe["host"]))
+        host_error = check_host(probe["host"])
+        if host_error:
+            module.fail_json(msg="probe.%s" % host_error)
         if probe["drafter_dir"] and not os.path.isabs(probe["drafter_dir"]):
             module.fail_json(msg="probe.drafter_dir must be an absolute path, got %r" % (probe["drafter_dir"],))
         if not API_KEY.match(probe["api_key"] or "x"):
