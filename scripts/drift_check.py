@@ -4,11 +4,18 @@
 # Apache License 2.0 (see LICENSE)
 """Run the drift check (playbooks/drift.yml, forced --check --diff) and exit with what it found.
 
-  0  clean: every host matches what the roles would make of it
+  0  clean: every expected host was checked and matches what the roles would make of it
   2  drift found: the table lists each drifted resource (path, packages, unit) per host
-  3  a host was unreachable or failed (its report is incomplete), or a task changed
-     something outside check mode
+  3  a host was unreachable or failed (its report is incomplete), an expected host was
+     not checked (no task ran on it), or a task changed something outside check mode
+  4  nothing to check: an inventory source does not exist or does not parse, no host
+     of the inventory is in the playbook's hosts (a group typo), or --limit matches none
+     of them; nothing runs, the report says which and why
   1  the check itself could not run (bad arguments, a playbook error, no report)
+
+Every report states how many hosts were expected (the inventory's hosts in the
+playbook's host pattern, after --limit) and how many were checked (clean or drifted):
+a check that reached fewer hosts than expected is never clean.
 
 Ansible exits 0 from a check run with pending changes (ansible/ansible#32672), so the
 exit code comes from the inference.gpu_host.drift_report callback's report.
@@ -44,7 +51,10 @@ import sys
 import tempfile
 import urllib.request
 
-EXIT_CLEAN, EXIT_ERROR, EXIT_DRIFT, EXIT_HOST_FAILED = 0, 1, 2, 3
+EXIT_CLEAN, EXIT_ERROR, EXIT_DRIFT, EXIT_HOST_FAILED, EXIT_NOTHING_CHECKED = 0, 1, 2, 3, 4
+# The hosts playbooks/drift.yml's plays target (its first play's pattern; a unit test keeps them equal):
+# what a run of the shipped playbook is expected to check, before --limit.
+DRIFT_HOSTS = "proxmox_nodes:inference_hosts"
 CALLBACK = "inference.gpu_host.drift_report"
 PLAYBOOK_FQCN = "inference.gpu_host.drift"
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -56,8 +66,29 @@ def log(msg):
     sys.stderr.flush()
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse exits 2 on a bad argument, which here means "drift found" (and a scheduled check's
+    success where drift is not a failure): a bad argument is exit 1, the check could not run."""
+
+    def error(self, message):
+        self.print_usage(sys.stderr)
+        self.exit(EXIT_ERROR, "%s: error: %s\n" % (self.prog, message))
+
+
+def positive_seconds(text):
+    """--timeout: a whole number of seconds > 0 (ansible-runner reads 0 as no limit: say that by leaving it out)."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = None
+    if value is None or value < 1:
+        raise argparse.ArgumentTypeError("expected a whole number of seconds greater than 0, got %r "
+                                         "(leave --timeout out for no limit)" % text)
+    return value
+
+
 def parse_args(argv):
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = _Parser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("-i", "--inventory", action="append", default=[], help="inventory source (repeatable)")
     p.add_argument("-l", "--limit", help="host pattern, as ansible-playbook --limit")
     p.add_argument("-t", "--tags", help="only these roles/checks (e.g. drafter,vllm_service)")
@@ -84,7 +115,8 @@ def parse_args(argv):
     p.add_argument("--private-env", action="append", default=[], metavar="NAME",
                    help="an environment variable only the notify command gets, never Ansible (ansible-runner writes "
                    "Ansible's whole environment to its artifacts); the --webhook-url-env variable always is one")
-    p.add_argument("--timeout", type=int, default=0, help="stop the run after this many seconds (0: no limit)")
+    p.add_argument("--timeout", type=positive_seconds, default=None,
+                   help="stop the run after this many seconds, a whole number > 0 (default: no limit)")
     p.add_argument("-q", "--quiet", action="store_true", help="do not stream Ansible's output")
     p.add_argument("-v", "--verbose", action="count", default=0, help="passed to Ansible")
     args = p.parse_args(argv)
@@ -109,6 +141,269 @@ def abs_inventory(source):
     if "," in source and not os.path.exists(source):
         return source
     return os.path.abspath(os.path.expanduser(source))
+
+
+def playbook_pattern(playbook):
+    """The host patterns of the playbook's own plays, ", "-joined for people (each is resolved on its own: a
+    "!group" of one play excludes nothing from another); its imports are not followed: drift.yml's first play
+    names every group the roles run on. None when it cannot be known here (templated, or not a readable
+    file): Ansible alone decides what runs, and the hosts the run reaches are the expected ones."""
+    if not os.path.isfile(playbook):
+        return DRIFT_HOSTS if playbook == PLAYBOOK_FQCN else None
+    try:
+        import yaml  # pylint: disable=import-outside-toplevel  # ansible-core's own dependency
+        with open(playbook, encoding="utf-8") as handle:
+            plays = yaml.safe_load(handle)
+    except Exception:  # pylint: disable=broad-except  # not YAML, unreadable: Ansible will say why
+        return None
+    patterns = []
+    for play in plays if isinstance(plays, list) else []:
+        hosts = play.get("hosts") if isinstance(play, dict) else None
+        if isinstance(hosts, list) and all(isinstance(h, str) for h in hosts):
+            hosts = ":".join(hosts)
+        if hosts is None and isinstance(play, dict) and any(k.rsplit(".", 1)[-1] == "import_playbook" for k in play):
+            continue
+        if not isinstance(hosts, str) or not hosts.strip() or "{{" in hosts or "{%" in hosts:
+            return None
+        if hosts.strip() not in patterns:
+            patterns.append(hosts.strip())
+    return ", ".join(patterns) or None
+
+
+def _patterns(pattern):
+    return [p.strip() for p in pattern.split(", ") if p.strip()]
+
+
+def _pattern_names(pattern):
+    """The group/host names of a host pattern ("a:&b:!c" -> a, b, c), for hints."""
+    names = []
+    for part in (pattern or "").replace(",", ":").split(":"):
+        part = part.strip().lstrip("!&")
+        if part and not any(ch in part for ch in "*?[~@"):
+            names.append(part)
+    return names
+
+
+def _hint(name, known):
+    import difflib  # pylint: disable=import-outside-toplevel
+    close = difflib.get_close_matches(name, sorted(known), n=1, cutoff=0.7)
+    return " (did you mean %s?)" % close[0] if close else ""
+
+
+def expected_hosts(inventories, pattern, limit=None, vault_ids=(), vault_password_files=()):
+    """What a run of ``pattern`` over ``inventories`` with ``limit`` is expected to check, read in-process with
+    ansible-core's own InventoryManager (and this checkout's ansible.cfg), before Ansible runs.
+
+    Returns (hosts, problem): the sorted host names, and None or a sentence saying why nothing can be checked:
+    a source that does not exist or that no inventory plugin parses (Ansible only warns and goes on without it,
+    so a broken inventory would be a clean check of nothing), a pattern that matches no host (a group typo in the
+    inventory), a --limit that matches none of them. Vault secrets come only from password files here (a prompt
+    is never opened twice); a source that needs another secret to parse is reported by the run itself.
+    """
+    # pylint: disable=import-outside-toplevel
+    from ansible.errors import AnsibleError
+    from ansible.inventory.manager import InventoryManager
+    from ansible.parsing.dataloader import DataLoader
+    from ansible.plugins.loader import init_plugin_loader
+    from ansible.utils.display import Display
+    # pylint: enable=import-outside-toplevel
+
+    display = Display()
+    failures = []
+
+    class _Inventory(InventoryManager):
+        """InventoryManager that remembers each source no plugin parsed, with the plugins' reasons."""
+
+        def __init__(self, *args, **kwargs):
+            self.unparsed = []
+            super().__init__(*args, **kwargs)
+
+        def parse_source(self, source, cache=False):
+            start = len(failures)
+            parsed = super().parse_source(source, cache=cache)
+            if not parsed and not any(source == s or s.startswith(source.rstrip(os.sep) + os.sep) for s, _r in self.unparsed):
+                self.unparsed.append((source, failures[start:]))
+            return parsed
+
+    def _failed(msg, exception=None, *args, **kwargs):  # pylint: disable=unused-argument,keyword-arg-before-vararg
+        failures.append("%s %s" % (str(msg).strip(), _reason(exception) if exception is not None else ""))
+
+    # Ansible's warnings about the sources become this function's problem sentence (the run would repeat them).
+    display.warning = lambda msg, *args, **kwargs: None
+    display.error_as_warning = _failed
+    try:
+        init_plugin_loader()
+        loader = DataLoader()
+        secrets = [v for v in vault_ids if not v.endswith(("@prompt", "@prompt_ask_vault_pass")) and v != "prompt"]
+        if secrets or vault_password_files:
+            try:
+                from ansible.cli import CLI  # pylint: disable=import-outside-toplevel
+                CLI.setup_vault_secrets(loader, secrets, list(vault_password_files), ask_vault_pass=False,
+                                        auto_prompt=False, initialize_context=False)
+            except (AnsibleError, OSError):
+                pass  # the run reports a bad password file itself
+        try:
+            inventory = _Inventory(loader=loader, sources=list(inventories))
+        except AnsibleError as exc:  # INVENTORY_UNPARSED_IS_FAILED / ANY_UNPARSED_IS_FAILED set in ansible.cfg
+            return [], "the inventory cannot be read: %s" % str(exc).strip().splitlines()[0]
+        broken = []
+        for source, reasons in inventory.unparsed:
+            if "," not in source and not os.path.lexists(source):
+                broken.append("inventory source %s does not exist" % source)
+            elif os.path.isdir(source):
+                broken.append("inventory source %s holds no inventory file Ansible can parse" % source)
+            else:
+                ext = os.path.splitext(source)[1]
+                wanted = "'yaml'" if ext in (".yml", ".yaml", ".json") else "'ini'"
+                reason = next((r for r in reasons if wanted in r), reasons[0] if reasons else "no inventory plugin accepts it")
+                broken.append("inventory source %s does not parse: %s" % (source, reason))
+        broken += _unreadable_vars_files(loader, inventories, inventory)
+        if broken:
+            return [], "; ".join(broken)
+        if pattern is None:
+            return None, None
+        every = []
+        for one in _patterns(pattern):
+            every += [h.name for h in inventory.get_hosts(one, ignore_limits=True) if h.name not in every]
+        if not every:
+            groups = set(inventory.groups) - {"all", "ungrouped"}
+            # A missing group named like one the inventory has is a typo on one side or the other.
+            typos = ["%s is not a group there%s" % (n, _hint(n, groups)) for n in _pattern_names(pattern)
+                     if n not in groups and n not in inventory.hosts and _hint(n, groups)]
+            return [], "no host of %s is in the playbook's hosts %s%s; the inventory's groups: %s" % (
+                ", ".join(inventories), pattern, ": " + "; ".join(typos) if typos else "",
+                ", ".join(sorted(groups)) or "none")
+        if not limit:
+            return sorted(every), None
+        inventory.subset(limit)
+        hosts = []
+        for one in _patterns(pattern):
+            hosts += [h.name for h in inventory.get_hosts(one) if h.name not in hosts]
+        if not hosts:
+            known = set(inventory.groups) | set(inventory.hosts)
+            hints = "".join(_hint(n, known) for n in _pattern_names(limit) if n not in known)
+            return [], "--limit %s matches none of the %d host(s) in %s (%s)%s" % (
+                limit, len(every), pattern, ", ".join(sorted(every)[:10]) + (", ..." if len(every) > 10 else ""), hints)
+        return sorted(hosts), None
+    finally:
+        for name in ("warning", "error_as_warning"):
+            display.__dict__.pop(name, None)
+
+
+def _reason(exc):
+    """An Ansible error's first line, with the file:line:column of the YAML error behind it when it says one."""
+    lines = str(exc).strip().splitlines()
+    text = lines[0] if lines else type(exc).__name__
+    seen = 0
+    while exc is not None and seen < 5:
+        where = str(getattr(exc, "obj", "") or "")
+        if where and not where.startswith("<") and where.rsplit(":", 2)[-1].isdigit():
+            return "%s (at %s)" % (text, where)
+        exc, seen = exc.__cause__ or exc.__context__, seen + 1
+    return text
+
+
+def _unreadable_vars_files(loader, inventories, inventory):
+    """group_vars/host_vars files next to the sources, of the inventory's groups and hosts, that Ansible's own
+    loader cannot read (a YAML error): the run would stop at its first play with no report. Vault-encrypted
+    files are left to the run (no secret here)."""
+    # pylint: disable=import-outside-toplevel
+    from ansible.errors import AnsibleError
+    from ansible.parsing.vault import is_encrypted_file
+    # pylint: enable=import-outside-toplevel
+    names = {"group_vars": set(inventory.groups), "host_vars": set(inventory.hosts)}
+    found = []
+    for source in inventories:
+        if "," in source and not os.path.exists(source):
+            continue
+        base = source if os.path.isdir(source) else os.path.dirname(source)
+        for sub in ("group_vars", "host_vars"):
+            top = os.path.join(base, sub)
+            entries = sorted(os.listdir(top)) if os.path.isdir(top) else []
+            for entry in entries:
+                stem, ext = os.path.splitext(entry)
+                full = os.path.join(top, entry)
+                if entry.startswith(".") or (entry if os.path.isdir(full) else stem) not in names[sub]:
+                    continue  # a file Ansible never reads
+                paths = [full] if not os.path.isdir(full) else [
+                    os.path.join(d, f) for d, _s, fs in os.walk(full) for f in sorted(fs) if not f.startswith(".")]
+                for path in paths:
+                    if os.path.splitext(path)[1] not in ("", ".yml", ".yaml", ".json") or not os.path.isfile(path):
+                        continue
+                    try:
+                        with open(path, "rb") as handle:
+                            if is_encrypted_file(handle):
+                                continue
+                        loader.load_from_file(path, cache="none")
+                    except (AnsibleError, OSError, ValueError) as exc:
+                        found.append("inventory source %s does not parse: %s: %s"
+                                     % (source, os.path.relpath(path, base), _reason(exc)))
+    return found
+
+
+def reconcile(report, expected):
+    """Set the report's expected/checked counts and fold hosts the run never reached into its verdict.
+
+    ``expected``: the hosts the run should check (None: unknown, then the hosts the run saw). A host expected
+    but not in the run's report is "not_checked", which is not clean (exit 3); a report with no host at all
+    is exit 4 (nothing was checked). Returns the exit code.
+    """
+    hosts = report.setdefault("hosts", {})
+    summary = report.setdefault("summary", {})
+    wanted = sorted(hosts) if expected is None else sorted(expected)
+    missing = [h for h in wanted if h not in hosts]
+    for name in missing:
+        hosts[name] = {"status": "not_checked", "stats": {}, "drift": [], "violations": [], "errors": [{
+            "role": None, "task": None, "action": None, "not_checked": True,
+            "msg": "expected (in the playbook's hosts and --limit) but no task ran on it"}]}
+    checked = sorted(h for h, d in hosts.items() if d.get("status") in ("clean", "drift"))
+    summary["not_checked"] = missing
+    summary["expected"] = len(wanted)
+    summary["checked"] = len(checked)
+    summary["hosts"] = len(hosts)
+    code = report.get("exit_code", EXIT_ERROR)
+    if not hosts:
+        code = EXIT_NOTHING_CHECKED
+        report.setdefault("problem", "the run checked no host: the playbook's hosts and --limit matched none")
+    elif missing and code in (EXIT_CLEAN, EXIT_DRIFT):
+        code = EXIT_HOST_FAILED
+    report["exit_code"] = code
+    return code
+
+
+VERDICTS = {EXIT_CLEAN: "clean", EXIT_DRIFT: "drift found", EXIT_HOST_FAILED: "host unreachable, failed or not checked",
+            EXIT_NOTHING_CHECKED: "NOTHING CHECKED", EXIT_ERROR: "the check could not run"}
+
+
+def summary_table_line(report):
+    """The table's last line: always how many hosts were expected and how many were checked."""
+    s = report["summary"]
+    return "drift: %d item(s); %d host(s) expected, %d checked (clean %d, drifted %d); failed %d, unreachable %d, " \
+        "not checked %d -> %s (exit %d)" % (
+            s.get("items", 0), s["expected"], s["checked"], len(s.get("clean", [])), len(s.get("drift", [])),
+            len(s.get("failed", [])), len(s.get("unreachable", [])), len(s.get("not_checked", [])),
+            VERDICTS.get(report["exit_code"], "failed"), report["exit_code"])
+
+
+def retable(table, report):
+    """The callback's table with rows for the hosts never reached, its summary line replaced by ours."""
+    lines = [line for line in table.splitlines() if not line.startswith("drift: ")]
+    lines += ["%s  NOT CHECKED  %s" % (h, report["hosts"][h]["errors"][0]["msg"]) for h in report["summary"]["not_checked"]]
+    if report.get("problem"):
+        lines.append("NOTHING CHECKED: %s" % report["problem"])
+    return "\n".join(lines + [summary_table_line(report)]) + "\n"
+
+
+def nothing_checked_report(problem, inventories, limit, pattern):
+    """The report of a check that could not check anything (exit 4): nothing ran."""
+    return {
+        "format": 1, "generated": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "check_mode": None, "exit_code": EXIT_NOTHING_CHECKED, "problem": problem, "inventories": inventories,
+        "limit": limit, "expected": {"pattern": pattern, "limit": limit, "hosts": []}, "hosts": {},
+        "summary": {"items": 0, "hosts": 0, "expected": 0, "checked": 0, "clean": [], "drift": [], "failed": [],
+                    "unreachable": [], "not_checked": []},
+        "runner": {"mode": "not run", "reason": problem},
+    }
 
 
 def ansible_env(json_path, table_path):
@@ -242,14 +537,17 @@ def write_private(path, content):
 
 
 def outcome_of(code):
+    # Nothing checked (4) notifies as "failed": a schedule that checks nothing must not stay quiet.
     return {EXIT_CLEAN: "clean", EXIT_DRIFT: "drift"}.get(code, "failed")
 
 
 def summary_line(report):
     s = report["summary"]
-    return "drift check: %s - %d item(s); drifted %s; failed %s; unreachable %s" % (
-        outcome_of(report["exit_code"]), s["items"], ",".join(s["drift"]) or "-", ",".join(s["failed"]) or "-",
-        ",".join(s["unreachable"]) or "-")
+    return "drift check: %s - %d item(s); %d host(s) expected, %d checked; drifted %s; failed %s; unreachable %s; " \
+        "not checked %s%s" % (
+            outcome_of(report["exit_code"]), s["items"], s.get("expected", 0), s.get("checked", 0),
+            ",".join(s["drift"]) or "-", ",".join(s["failed"]) or "-", ",".join(s["unreachable"]) or "-",
+            ",".join(s.get("not_checked", [])) or "-", "; " + report["problem"] if report.get("problem") else "")
 
 
 def notify(args, report, report_path, table, private):
@@ -306,28 +604,53 @@ def main(argv=None):
     private = dict((name, os.environ.pop(name)) for name in set(args.private_env + [args.webhook_url_env or ""])
                    if name and name in os.environ)
 
+    # What the run must check, known before it runs: Ansible goes on without an inventory source it cannot
+    # parse, and a play whose hosts match nothing is skipped, so its own report would say "clean".
+    pattern = playbook_pattern(playbook)
+    try:
+        expected, problem = expected_hosts(
+            inventories, pattern, args.limit, args.vault_id,
+            [os.path.abspath(os.path.expanduser(args.vault_password_file))] if args.vault_password_file else [])
+    except Exception as exc:  # pylint: disable=broad-except  # the run's own report is still reconciled below
+        log("could not work out the expected hosts beforehand (%s: %s): the hosts the run reaches are the expected ones"
+            % (type(exc).__name__, exc))
+        expected, problem = None, None
+
     with single_run(args.report_dir), tempfile.TemporaryDirectory(prefix="drift-check-") as tmp:
-        json_path = os.path.join(tmp, "report.json")
-        table_path = os.path.join(tmp, "report.txt")
-        env = ansible_env(json_path, table_path)
-        data_dir = args.private_data_dir or (os.path.join(args.report_dir, "runner") if args.report_dir
-                                             else os.path.expanduser("~/.cache/inference.gpu_host/drift-runner"))
-        rc, run = run_with_runner(ansible_runner, args, playbook, inventories, env, os.path.abspath(data_dir))
-        if not os.path.exists(json_path):
-            log("no drift report was written (ansible rc %s): the playbook did not run to its end - see the output above" % rc)
-            return EXIT_ERROR
-        with open(json_path) as handle:
-            report = json.load(handle)
-        with open(table_path) as handle:
-            table = handle.read()
-        if not report.get("check_mode"):
-            log("the run was not in check mode; its report is not a drift report")
-            return EXIT_ERROR
+        if problem:
+            log("nothing to check: %s" % problem)
+            report = nothing_checked_report(problem, inventories, args.limit, pattern)
+            table = retable("", report)
+        else:
+            json_path = os.path.join(tmp, "report.json")
+            table_path = os.path.join(tmp, "report.txt")
+            env = ansible_env(json_path, table_path)
+            data_dir = args.private_data_dir or (os.path.join(args.report_dir, "runner") if args.report_dir
+                                                 else os.path.expanduser("~/.cache/inference.gpu_host/drift-runner"))
+            rc, run = run_with_runner(ansible_runner, args, playbook, inventories, env, os.path.abspath(data_dir))
+            if not os.path.exists(json_path):
+                log("no drift report was written (ansible rc %s): the playbook did not run to its end - see %s"
+                    % (rc, "the output above" if not args.quiet else os.path.join(run["artifact_dir"], "stdout")))
+                return EXIT_ERROR
+            with open(json_path) as handle:
+                report = json.load(handle)
+            with open(table_path) as handle:
+                table = handle.read()
+            if not report.get("check_mode"):
+                log("the run was not in check mode; its report is not a drift report")
+                return EXIT_ERROR
+            if report["exit_code"] == EXIT_CLEAN and rc not in (0, None):
+                log("ansible-playbook exited %s although no host reported a failure: treating the hosts as failed" % rc)
+                report["exit_code"] = EXIT_HOST_FAILED
+            report["runner"] = run
+            report["expected"] = {"pattern": pattern, "limit": args.limit, "hosts": expected}
+            reconcile(report, expected)
+            table = retable(table, report)
+            if report["summary"]["not_checked"]:
+                log("expected but not checked: %s" % ", ".join(report["summary"]["not_checked"]))
+            if report.get("problem"):
+                log("nothing checked: %s" % report["problem"])
         code = report["exit_code"]
-        if code == EXIT_CLEAN and rc not in (0, None):
-            log("ansible-playbook exited %s although no host reported a failure: treating the hosts as failed" % rc)
-            code = report["exit_code"] = EXIT_HOST_FAILED
-        report["runner"] = run
         report_json = json.dumps(report, indent=2, sort_keys=True) + "\n"
         if args.json_path:
             os.makedirs(os.path.dirname(os.path.abspath(args.json_path)), exist_ok=True)

@@ -25,7 +25,23 @@ Findings (exit 1):
   * a template that refers to an undefined variable with a role's prefix;
   * a role variable set for a role without an argument spec, a role's private
     ``__<role>_*`` variable set in an inventory, a group_vars/host_vars entry
-    for a group or host the inventory does not have, an unencrypted vault file.
+    for a group or host the inventory does not have, an unencrypted vault file;
+  * a variable whose prefix is a near miss of a role's (``vllm_servce_api_key``:
+    edit distance 1-2 from ``vllm_service``), which no role would read, with the
+    role's closest variable;
+  * a string (or a number) where a role expects a list or a mapping, checked on
+    the raw value because Ansible's validator splits ``"a,b"`` on commas, makes
+    ``5`` into ``["5"]`` or parses ``"k=v"`` silently;
+  * a control character (a newline, a carriage return, NUL ...) in any string of
+    a ``vllm_service_*`` value: those are rendered into the systemd unit and its
+    environment file, where a newline would start a directive of its own; and
+    whatever module_utils/vllm_unit.py's check_unit_value (the role's own check of
+    what it renders there) refuses;
+  * a host defined in two inventory files of one inventory (Ansible merges both
+    definitions silently);
+  * a YAML file whose aliases expand past a bound (a "billion laughs" bomb), that
+    nests too deep, has more nodes than any inventory needs or is over 4 MiB: it is
+    named and that inventory is not loaded at all (loading it would hang).
 
 Templated values are resolved with the host's variables (role defaults below
 them, as in a play); one that needs facts or a vault secret is not
@@ -67,7 +83,7 @@ os.environ["ANSIBLE_CACHE_PLUGIN"] = "memory"
 # pylint: disable=wrong-import-position
 from ansible.errors import AnsibleError, AnsibleUndefinedVariable, AnsibleValueOmittedError  # noqa: E402
 from ansible.inventory.helpers import sort_groups  # noqa: E402
-from ansible.inventory.manager import InventoryManager  # noqa: E402
+from ansible.inventory.manager import IGNORED, InventoryManager  # noqa: E402
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator  # noqa: E402
 from ansible.module_utils.common.validation import check_type_bool  # noqa: E402
 from ansible.parsing.dataloader import DataLoader  # noqa: E402
@@ -86,6 +102,18 @@ INVENTORY_EXTENSIONS = (".yml", ".yaml", ".json")  # what the yaml inventory plu
 VAULT_FILE = re.compile(r"^vault([._-]|$)")
 UNDEFINED = re.compile(r"'([A-Za-z_][A-Za-z0-9_]*)' is undefined")
 NODE_PROPERTIES = re.compile(r"^(?:[&!]\S*\s+)+")  # an anchor or tag before a scalar
+# YAML read before Ansible reads it: a document whose aliases expand past these bounds is refused, naming the
+# file (PyYAML builds aliases as shared references, but everything that walks the values afterwards - merging
+# group and host variables, templating - walks every expansion: a 9-level "billion laughs" never finishes).
+MAX_YAML_BYTES = 4 * 1024 * 1024
+MAX_YAML_NODES = 200000          # nodes as written (an inventory file has hundreds)
+MAX_YAML_EXPANSION = 10000       # nodes that exist only by expanding aliases
+MAX_YAML_DEPTH = 100             # levels of nesting (Python's own readers recurse per level)
+# What the vllm_service role renders into its unit and environment file: no control character may reach them
+# (C0, DEL, C1, line and paragraph separators, lone surrogates), as module_utils/vllm_unit.py refuses them too.
+UNIT_PREFIX = "vllm_service_"
+CONTROL = re.compile(u"[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
+_FAST_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when PyYAML has it: the same events
 
 
 def _is_template(value):
@@ -109,9 +137,144 @@ def _show(value, limit=60):
     return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
-def _closest(name, candidates):
-    found = difflib.get_close_matches(name, sorted(candidates), n=1, cutoff=0.75)
+def _closest(name, candidates, cutoff=0.75):
+    found = difflib.get_close_matches(name, sorted(candidates), n=1, cutoff=cutoff)
     return found[0] if found else None
+
+
+def edit_distance(a, b, limit):
+    """Levenshtein distance of ``a`` and ``b``, or ``limit + 1`` as soon as it must exceed ``limit``."""
+    if abs(len(a) - len(b)) > limit:
+        return limit + 1
+    previous = list(range(len(b) + 1))
+    for i, char_a in enumerate(a, 1):
+        current = [i]
+        for j, char_b in enumerate(b, 1):
+            current.append(min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (char_a != char_b)))
+        if min(current) > limit:
+            return limit + 1
+        previous = current
+    return previous[-1]
+
+
+def near_miss(name, roles):
+    """(role, closest variable) when ``name`` starts with a near miss of a role's prefix (``vllm_servce_api_key``:
+    ``vllm_servce`` is 1 edit from ``vllm_service``) and the role has a variable close to what it would then be
+    called; (None, None) otherwise. Names with a role's exact prefix never get here (role_of takes them)."""
+    if name.startswith(("ansible_", "__")):
+        return None, None
+    for role in roles:
+        if not role.options:
+            continue
+        limit = 1 if len(role.name) <= 7 else 2  # "base" one edit away is already "case", "bash"
+        for cut in range(max(1, len(role.name) - limit), min(len(name) - 1, len(role.name) + limit) + 1):
+            if name[cut] != "_" or name[:cut] == role.name:
+                continue
+            if edit_distance(name[:cut], role.name, limit) <= limit:
+                meant = role.name + name[cut:]
+                closest = meant if meant in role.options else _closest(meant, role.options, cutoff=0.85)
+                if closest:
+                    return role, closest
+    return None, None
+
+
+def control_characters(value, path):
+    """(path, message) for each string in ``value`` (lists and mappings walked, keys too) holding a control
+    character; the message shows the character and where, never the value (it may be a secret)."""
+    found = []
+    stack = [(path, value)]
+    while stack:
+        where, item = stack.pop()
+        if isinstance(item, str):
+            match = CONTROL.search(item)
+            if match:
+                found.append((where, "holds the control character %s at position %d: rendered into the systemd unit or "
+                                     "its environment file it would end the line and start a directive of its own; "
+                                     "remove it" % (ascii(match.group())[1:-1], match.start())))
+        elif isinstance(item, dict):
+            for key, sub in item.items():
+                stack.append(("%s.%s" % (where, key), key))
+                stack.append(("%s.%s" % (where, key), sub))
+        elif isinstance(item, (list, tuple)):
+            stack.extend(("%s[%d]" % (where, i), sub) for i, sub in enumerate(item))
+    return sorted(set(found))
+
+
+def yaml_bound_problem(text):
+    """None when the YAML ``text`` is within the bounds, else what exceeds them (a sentence).
+
+    The text is composed, never constructed: composing is linear in the text (an alias is a reference to the
+    node it names), and the size it would have with every alias expanded is counted once per distinct node.
+    Text that is not YAML is left to Ansible (None)."""
+    if len(text) > MAX_YAML_BYTES:
+        return "is %d bytes, over the %d this check reads" % (len(text), MAX_YAML_BYTES)
+    try:
+        documents = list(yaml.compose_all(text, Loader=_FAST_LOADER))
+    except RecursionError:  # PyYAML's pure-Python composer, without libyaml
+        return "nests more than %d levels deep" % MAX_YAML_DEPTH
+    except (yaml.YAMLError, ValueError):
+        return None
+    expanded = {}
+    for root in documents:
+        if root is None:
+            continue
+        # Post-order walk with an explicit stack (no recursion): size = 1 + the children's expanded sizes.
+        stack = [(root, False, 1)]
+        on_path = set()
+        while stack:
+            node, done, depth = stack.pop()
+            key = id(node)
+            if depth > MAX_YAML_DEPTH:
+                return "nests more than %d levels deep" % MAX_YAML_DEPTH
+            if done:
+                on_path.discard(key)
+                children = _children(node)
+                expanded[key] = 1 + sum(expanded[id(c)] for c in children)
+                continue
+            if key in expanded:
+                continue
+            if key in on_path:
+                return "has a recursive alias (a node that contains itself)"
+            on_path.add(key)
+            stack.append((node, True, depth))
+            for child in _children(node):
+                if id(child) in on_path:
+                    return "has a recursive alias (a node that contains itself)"
+                if id(child) not in expanded:
+                    stack.append((child, False, depth + 1))
+    written = len(expanded)
+    if written > MAX_YAML_NODES:
+        return "has %d nodes, over the %d any inventory needs" % (written, MAX_YAML_NODES)
+    total = sum(expanded[id(root)] for root in documents if root is not None)
+    if total - written > MAX_YAML_EXPANSION:
+        return ("has aliases that expand to more than %d nodes (%s with every alias expanded, from %d written): a "
+                "\"billion laughs\" bomb or an anchor used far too often; write the values out"
+                % (MAX_YAML_EXPANSION, "{:,}".format(total) if total < 10 ** 15 else "about 10^%d" % (len(str(total)) - 1),
+                   written))
+    return None
+
+
+def _children(node):
+    if isinstance(node, yaml.SequenceNode):
+        return list(node.value)
+    if isinstance(node, yaml.MappingNode):
+        return [part for pair in node.value for part in pair]
+    return []
+
+
+def yaml_file_problem(path):
+    """yaml_bound_problem for a file (vault-encrypted or unreadable files: None, left to Ansible)."""
+    try:
+        if os.path.getsize(path) > MAX_YAML_BYTES:
+            return "is %d bytes, over the %d this check reads" % (os.path.getsize(path), MAX_YAML_BYTES)
+        with open(path, "rb") as handle:
+            if is_encrypted_file(handle):
+                return None
+            handle.seek(0)
+            data = handle.read(MAX_YAML_BYTES + 1)
+    except OSError:
+        return None
+    return yaml_bound_problem(data.decode("utf-8", errors="replace"))
 
 
 class Role:
@@ -407,7 +570,11 @@ def literal_problems(spec, value, path, source_text, templated=False, keys=None)
     problems = []
     if value is None or isinstance(value, EncryptedString) or (not templated and _is_template(value)):
         return problems
-    if wanted == "bool" and not isinstance(value, bool):
+    if isinstance(value, bool) and wanted in ("list", "dict"):
+        problems.append((path, "expected a %s, %s the boolean %s" % ("list" if wanted == "list" else "mapping",
+                                                                     "templates to" if templated else "got",
+                                                                     str(value).lower())))
+    elif wanted == "bool" and not isinstance(value, bool):
         if isinstance(value, str):
             try:
                 coerced = "would silently read it as %s" % str(check_type_bool(value)).lower()
@@ -429,6 +596,19 @@ def literal_problems(spec, value, path, source_text, templated=False, keys=None)
                 shown = text if text is not None else value
                 problems.append((path, 'expected a string, YAML read %s as the %s %s (Ansible would pass "%s"): quote it'
                                  % (shown, _number_type(value), value, value)))
+    elif wanted == "list" and not isinstance(value, list) and isinstance(value, (str, int, float)):
+        # Ansible's validator would not refuse these: check_type_list splits a string on commas, wraps a number.
+        what = "templates to" if templated else "got"
+        if isinstance(value, str):
+            problems.append((path, "expected a list, %s the string %s: Ansible would silently split it on commas into "
+                             "%s; write a YAML list" % (what, _show(value), _show(value.split(",")))))
+        else:
+            problems.append((path, "expected a list, %s the %s %s: Ansible would silently make it [\"%s\"]; write a "
+                             "YAML list" % (what, _number_type(value), value, value)))
+    elif wanted == "dict" and isinstance(value, str):
+        # check_type_dict parses "k=v, k2=v2" and JSON text silently.
+        problems.append((path, "expected a mapping, %s the string %s: Ansible would silently parse it as JSON or "
+                         "key=value pairs; write a YAML mapping" % ("templates to" if templated else "got", _show(value))))
     elif wanted == "list" and isinstance(value, list) and spec.get("elements"):
         element_spec = {"type": spec["elements"], "options": spec.get("options")}
         for index, item in enumerate(value):
@@ -447,6 +627,31 @@ def _number_type(value):
         if isinstance(value, base):
             return base.__name__
     return type(value).__name__
+
+
+def _unit_checker():
+    """module_utils/vllm_unit.py's own check of a value rendered into the unit, when this checkout has it
+    (check_unit_value(variable, value) -> None or the message), else None and the control-character check here."""
+    try:
+        from ansible_collections.inference.gpu_host.plugins.module_utils import vllm_unit  # pylint: disable=import-outside-toplevel
+    except ImportError:
+        return None
+    return getattr(vllm_unit, "check_unit_value", None)
+
+
+def unit_value_problems(name, value):
+    """(path, message) pairs for a vllm_service_* value that must not reach the unit as it is."""
+    found = control_characters(value, name)
+    checker = _unit_checker()
+    if checker is not None and not found:
+        try:
+            message = checker(name, value)
+        except Exception as exc:  # pylint: disable=broad-except  # its own error is its message
+            message = str(exc)
+        if message:
+            # Its messages start with the variable's name, which the finding's line already gives.
+            found.append((name, message[len(name) + 2:] if message.startswith(name + ": ") else message))
+    return found
 
 
 class InventoryCheck:
@@ -470,6 +675,8 @@ class InventoryCheck:
 
     def run(self):
         self.report.inventories += 1
+        if self.check_yaml_bounds():
+            return  # Ansible's loader would hang on it: nothing of this inventory is loaded
         try:
             self.inventory = InventoryManager(loader=self.loader, sources=[self.path])
             self.variables = VariableManager(loader=self.loader, inventory=self.inventory)
@@ -481,6 +688,7 @@ class InventoryCheck:
             self.report.finding(self.name, "-", os.path.basename(self.path), "inventory_error",
                                 "no hosts: the inventory could not be parsed (see Ansible's warnings above)")
         self.check_vars_files()
+        self.check_hosts_in_two_files()
         try:
             for host in hosts:
                 self.check_host(host, host.name, pseudo=False)
@@ -496,6 +704,56 @@ class InventoryCheck:
         for path in sorted(self.loader.vaulted):
             self.report.note(self.name, "-", os.path.relpath(path, self.path), "vaulted_file",
                              "vault-encrypted, not read (no vault secret here): the variables it sets are not checked")
+
+    # -- YAML bombs, hosts defined twice ------------------------------------------------
+
+    def _files(self):
+        """Every file under the inventory that Ansible may read as YAML (sources, group_vars, host_vars)."""
+        for folder, dirs, files in os.walk(self.path):
+            dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+            for entry in sorted(files):
+                if not entry.startswith(".") and os.path.splitext(entry)[1] in VARS_EXTENSIONS:
+                    yield os.path.join(folder, entry)
+
+    def check_yaml_bounds(self):
+        """Refuse (naming each) the YAML files whose aliases or size would make loading them hang; True if any."""
+        bad = False
+        for path in self._files():
+            problem = yaml_file_problem(path)
+            if problem:
+                bad = True
+                self.report.finding(self.name, "-", os.path.relpath(path, self.path), "yaml_bound",
+                                    "%s %s: refused before Ansible reads it, and this inventory is not loaded"
+                                    % (os.path.relpath(path, self.path), problem))
+        return bad
+
+    def _source_files(self, directory):
+        """The files InventoryManager reads as inventory sources in ``directory``, in its order."""
+        found = []
+        for entry in sorted(os.listdir(directory)):
+            if IGNORED.search(entry.encode("utf-8", "surrogateescape")):
+                continue
+            full = os.path.join(directory, entry)
+            found += self._source_files(full) if os.path.isdir(full) else [full]
+        return found
+
+    def check_hosts_in_two_files(self):
+        """A host defined in two inventory files: Ansible merges the definitions (groups and variables of both,
+        the later file winning) without a word, so what the host gets is set in two places."""
+        where = {}
+        for path in self._source_files(self.path):
+            try:
+                names = InventoryManager(loader=_Loader(), sources=[path]).hosts
+            except AnsibleError:
+                continue  # reported by the whole inventory's load
+            for name in names:
+                where.setdefault(name, []).append(os.path.relpath(path, self.path))
+        for name, files in sorted(where.items()):
+            if len(files) > 1:
+                self.report.finding(self.name, name, "-", "host_in_two_files",
+                                    "defined in %s: Ansible merges the definitions silently (groups and variables "
+                                    "of each, the later file winning); define the host in one file"
+                                    % " and ".join(files))
 
     # -- files Ansible would silently ignore or that leak secrets ------------------------
 
@@ -605,10 +863,19 @@ class InventoryCheck:
         templar = Templar(loader=self.loader, variables=combine_vars(self.role_defaults, host_vars))
         for name in sorted(host_vars):
             role, private = role_of(name, self.roles)
+            if role is None and name in winner and unchecked(name):
+                self.check_near_miss(label, name, winner[name][0])
             if role is None or not unchecked(name):
                 continue
             self.check_variable(label, name, host_vars[name], role, private, templar,
                                 winner.get(name, ("?", None))[0], source_text)
+
+    def check_near_miss(self, label, name, source):
+        role, closest = near_miss(name, self.roles)
+        if role is not None:
+            self.report.finding(self.name, label, name, "near_miss_prefix",
+                                "no role reads it: its prefix is a near miss of role %s's (%s_); did you mean %s? "
+                                "(set in %s)" % (role.name, role.name, closest, source), source)
 
     def check_conflicts(self, host, label, winner):
         by_level = {}
@@ -699,6 +966,13 @@ class InventoryCheck:
             problems = literal_problems(spec, resolved, name, source_text, templated=True)
             if problems:
                 self._literal_findings(label, name, problems, where, source)
+                return
+        if name.startswith(UNIT_PREFIX):
+            unsafe = unit_value_problems(name, resolved)
+            for path, message in unsafe:
+                inside = "" if path == name else "%s: " % path[len(name):].lstrip(".")
+                report.finding(self.name, label, name, "unit_value", inside + message + where, source)
+            if unsafe:
                 return
         result = ArgumentSpecValidator({name: copy.deepcopy(spec)}).validate({name: resolved})
         if result.error_messages:

@@ -25,9 +25,11 @@ description:
   - "Secrets: a task with C(no_log) contributes its role, task and resource path only (never its diff, item or
     message); a task with C(diff: false) contributes no diff; what looks like a credential is masked in every diff
     and message that is kept: a value after a name ending in TOKEN, SECRET, PASSWORD, API_KEY (C(VLLM_API_KEY=X),
-    C(password: X), a JSON entry, quoted or not), after such a command-line flag (C(--api-key X), C(--api-key=X),
-    and the same in a JSON argv), C(Authorization: Bearer X) (a header, a curl argument, a JSON entry), a bare
-    C(Bearer X), Hugging Face C(hf_...) tokens and the password of a URL."
+    C(password: X), a JSON entry, quoted or not), after every spelling of a credential flag vLLM's parser takes
+    (C(--api-key X), C(--api-key=X), an abbreviation such as C(--api-ke X) or C(--hf-tok=X), C(--api_key), and the
+    same in a unit's ExecStart or a JSON argv), C(Authorization: Bearer X) (a header, a curl argument, a JSON entry),
+    a bare C(Bearer X), Hugging Face C(hf_...) tokens and the password of a URL. The rule is the vllm_service role's
+    own guard on extra arguments (C(module_utils/redaction.py)); quotes around a masked value are kept."
   - Handlers are skipped (in a check run they only say what a restart would do), and so are tasks that did not
     run in check mode unless they report a change, which marks the host as failed, because the check was then
     not read-only.
@@ -86,6 +88,10 @@ import re
 from ansible import context
 from ansible.module_utils.common.text.converters import to_text
 from ansible.plugins.callback import CallbackBase
+# What counts as a credential, and how its value is masked, has one home shared with the
+# vllm_service role's guard on extra arguments: what the guard refuses (--api-ke, --hf_tok=...)
+# is what the report masks. redact is this plugin's name for it (tests import it from here).
+from ansible_collections.inference.gpu_host.plugins.module_utils.redaction import redact, redact_data
 
 try:
     from ansible.playbook.handler import Handler
@@ -113,35 +119,6 @@ _WEAK_KINDS = ("path", "task")
 
 _ABS_PATH = re.compile(r"(?<![\w.:/-])(/(?:[\w.@+-]+/)*[\w.@+-]+)")
 _UNIT_NAME = re.compile(r"(?<![\w/.@-])([\w@.-]+\.(?:service|timer|socket|mount|path))\b")
-# A credential's value as it can be written: double quoted with backslash escapes (systemd's
-# EnvironmentFile=, JSON, a unit's ExecStart=), single quoted, or bare.
-# A credential's value as it can be written: double quoted with backslash escapes (systemd's
-# EnvironmentFile=, JSON, a unit's ExecStart=), single quoted, or bare; a quote left open
-# (a cut line) runs to the end of the line.
-_VALUE = r"(?:\"(?:[^\"\\\n]|\\.)*\"?|'[^'\n]*'?|\S+)"
-_CREDENTIAL = r"(?:token|secret|passw(?:or)?d|passphrase|api[_-]?key|private[_-]?key|credentials?)"
-_SECRET_PATTERNS = (
-    # KEY=VALUE and key: value where the key names a credential (VLLM_API_KEY=..., "HF_TOKEN": "...");
-    # the key must end with the word: mask_token_id or max_tokens are not secrets
-    (re.compile(r"(?i)\b([\w.-]*%s)([\"']?\s*[=:]\s*)%s" % (_CREDENTIAL, _VALUE)), r"\1\2********"),
-    # a command-line flag naming a credential, its value after a space: "--api-key sk-x" in a unit's ExecStart,
-    # '"--api-key", "sk-x"' in a JSON argv, "--api-key 'a b'" in a shell line (a next flag is not a value)
-    (re.compile(r"(?i)(--[\w-]*%s[\"']?(?:\s+|\s*,\s*))(?![\"']?-)%s" % (_CREDENTIAL, _VALUE)), r"\1********"),
-    # "Authorization: Bearer X" as a header line, a curl -H argument or a JSON object's entry; a bearer token alone
-    (re.compile(r"(?i)\b(authorization[\"']?\s*[:=]\s*[\"']?(?:bearer|basic|token)\s+)\S+"), r"\1********"),
-    (re.compile(r"\b(Bearer\s+)[A-Za-z0-9._~+/=-]{8,}"), r"\1********"),
-    (re.compile(r"\bhf_[A-Za-z0-9]{16,}\b"), "hf_********"),
-    (re.compile(r"(?i)(https?://[^/\s:@]+:)[^@\s/]+@"), r"\1********@"),
-)
-
-
-def redact(text):
-    """Mask what looks like a credential in ``text`` (a diff, a message)."""
-    if not text:
-        return text
-    for pattern, repl in _SECRET_PATTERNS:
-        text = pattern.sub(repl, text)
-    return text
 
 
 def _short_action(action):
@@ -365,7 +342,7 @@ class CallbackModule(CallbackBase):
                 change["check"] = True
                 change["summary"] = redact(to_text(msg.get("summary") or ""))
                 if msg.get("detail") not in (None, "", [], {}):
-                    change["detail"] = json.loads(redact(json.dumps(msg["detail"], sort_keys=True, default=str)))
+                    change["detail"] = redact_data(json.loads(json.dumps(msg["detail"], sort_keys=True, default=str)))
             elif isinstance(msg, str) and _short_action(action) in _DEBUG_ACTIONS:
                 change["summary"] = redact(msg.strip())
         entry = self._host(host)

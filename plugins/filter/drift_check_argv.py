@@ -13,7 +13,10 @@ description:
   - Builds the argv of the collection's C(scripts/drift_check.py) for one C(drift_schedule) timer, from a mapping of
     its settings (the keys below, as the C(drift_schedule) role passes them).
   - Optional parts appear only when set; the notify command's private environment names are passed sorted.
-  - A setting of the wrong type fails naming its C(drift_schedule_*) variable.
+  - A setting of the wrong type fails naming its C(drift_schedule_*) variable; a list setting (C(inventories),
+    C(extra_vars), C(notify_on), C(private_env_names)) given as a string is refused rather than split into one
+    argument per character; C(timeout_sec) must be a whole number of seconds greater than 0 (the check gets
+    C(--timeout) of that less a margin of up to 60 seconds, never 0 or less).
 options:
   _input:
     description:

@@ -46,14 +46,6 @@ def _wheel_tags(filename):
     return tags
 
 
-# Control characters (C0, DEL, C1), the Unicode line/paragraph separators and
-# lone surrogates: a newline or CR ends the unit line (what follows would be a
-# new directive, e.g. ExecStartPre=), NUL ends it for systemd's reader, and
-# systemd's "\n"-style escapes are not honoured alike by every directive, so
-# such a value is refused rather than escaped.
-_SYSTEMD_UNSAFE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
-
-
 def _systemd_quote(arg):
     """Quote one argument for an ExecStart= line so systemd passes it intact.
 
@@ -74,15 +66,18 @@ def _systemd_quote(arg):
         raise AnsibleFilterError(
             "systemd_quote: expected a string or a number for one command-line argument, got %s %s"
             % (type(arg).__name__, _value_start(arg)))
+    # One definition of what no unit line may hold, and of the quoting (module_utils/vllm_unit.py):
+    # a newline or CR would end the line and start a new directive (ExecStartPre=), NUL ends it for
+    # systemd's reader; such a value is refused rather than escaped.
+    from ansible_collections.inference.gpu_host.plugins.module_utils.vllm_unit import UNSAFE, exec_word
     text = str(arg)
-    bad = _SYSTEMD_UNSAFE.search(text)
+    bad = UNSAFE.search(text)
     if bad:
         raise AnsibleFilterError(
             "systemd_quote: value %s has a control character (U+%04X) at index %d; a systemd command-line "
             "argument must be one line of printable text (no newline, carriage return, tab or NUL)"
             % (_value_start(text), ord(bad.group()), bad.start()))
-    text = text.replace("\\", "\\\\").replace('"', '\\"').replace("%", "%%").replace("$", "$$")
-    return '"%s"' % text
+    return exec_word(text)
 
 
 def _value_start(value, length=40):

@@ -23,6 +23,18 @@ def _call(name, function, *args, **kwargs):
         raise AnsibleFilterError("%s: %s" % (name, exc))
 
 
+def vllm_unit_values(values):
+    """{name: text}: the unit's plain settings ({variable: value}) checked and as rendered, plus its Description=."""
+    from ansible_collections.inference.gpu_host.plugins.module_utils.vllm_unit import unit_values
+    return _call("vllm_unit_values", unit_values, values)
+
+
+def vllm_unit_problems(values):
+    """[message, ...]: why each of {variable: value} cannot be rendered into the unit or its environment file."""
+    from ansible_collections.inference.gpu_host.plugins.module_utils.vllm_unit import check_unit_values
+    return _call("vllm_unit_problems", check_unit_values, values)
+
+
 def vllm_env_file(hf_home, environment=None, secret_environment=None, hf_token="", api_key=""):
     """{"lines": [...], "secret": bool}: the environment file's assignments, and whether it holds a secret."""
     from ansible_collections.inference.gpu_host.plugins.module_utils.vllm_unit import environment_has_secret, environment_lines
@@ -55,5 +67,6 @@ def vllm_device_access(user, wanted=(), passwd_entry=None, group_db=None, device
 
 class FilterModule(object):
     def filters(self):
-        return {"vllm_env_file": vllm_env_file, "vllm_hardening": vllm_hardening, "vllm_drain": vllm_drain,
+        return {"vllm_unit_values": vllm_unit_values, "vllm_unit_problems": vllm_unit_problems,
+                "vllm_env_file": vllm_env_file, "vllm_hardening": vllm_hardening, "vllm_drain": vllm_drain,
                 "vllm_device_access": vllm_device_access}

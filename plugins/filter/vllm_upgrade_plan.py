@@ -16,6 +16,9 @@ description:
     and which layers that vLLM will then capture, the new version's known problems, what restarts and the disk a
     new venv needs.
   - Reads nothing itself; C(playbooks/upgrade_plan.yml) gathers the inputs read-only on each host.
+  - An argument of the wrong type or value (a version that does not parse, a policy or distribution not listed,
+    a negative or non-numeric byte count, a C(drafter_config) that is not a mapping) fails naming the argument;
+    fields of the drafter's C(config.json) of the wrong type make the plan's C(ids.problem), not a failure.
 options:
   _input:
     description: The installed vLLM version, or an empty value when the venv has none.
@@ -40,7 +43,7 @@ options:
     description: The serving venv's size in bytes (the new venv needs about as much, plus a margin).
     type: int
   free_bytes:
-    description: Free bytes where the new venv will be built.
+    description: Free bytes where the new venv will be built (an integer, or its decimal text as C(df) prints it).
     type: int
   unit:
     description: The service unit that restarts.
@@ -68,19 +71,21 @@ from ansible.errors import AnsibleFilterError
 # Ansible loads every filter file of the collection, in every task's worker process.
 
 
+def _empty(value):
+    # What a playbook passes for "none": null, '' (a default('', true)), an empty mapping.
+    return value is None or (isinstance(value, (str, dict)) and not value)
+
+
 def vllm_upgrade_plan(installed, lock_text, distribution="vllm", drafter_config=None, layer_id_policy="report",
                       venv_bytes=None, free_bytes=None, unit=None):
     from ansible_collections.inference.gpu_host.plugins.module_utils.upgrade_plan import UpgradePlanError, upgrade_plan
     from ansible_collections.inference.gpu_host.plugins.module_utils.plain_data import plain
-    if not isinstance(lock_text, str):
-        raise AnsibleFilterError("vllm_upgrade_plan: lock_text must be the lock's text, got %s" % type(lock_text).__name__)
-    config = plain(drafter_config) if isinstance(drafter_config, dict) else None
+    # Types are checked in module_utils/upgrade_plan.py, each error naming the argument; values arrive as plain data.
+    args = [None if _empty(v) else plain(v) if isinstance(v, (dict, list)) else v
+            for v in (installed, drafter_config, venv_bytes, free_bytes, unit)]
     try:
-        return upgrade_plan(str(installed) if installed else None, str(lock_text), str(distribution), config,
-                            str(layer_id_policy), int(venv_bytes) if venv_bytes else None,
-                            int(free_bytes) if free_bytes is not None and free_bytes != "" else None,
-                            str(unit) if unit else None)
-    except (UpgradePlanError, ValueError) as exc:
+        return upgrade_plan(args[0], lock_text, distribution, args[1], layer_id_policy, args[2], args[3], args[4])
+    except UpgradePlanError as exc:
         raise AnsibleFilterError("vllm_upgrade_plan: %s" % exc)
 
 

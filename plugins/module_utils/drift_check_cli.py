@@ -10,17 +10,24 @@ __metaclass__ = type
 # The environment variable the unit's EnvironmentFile sets from drift_schedule_webhook_url:
 # the URL (it carries a token) never appears on the command line.
 WEBHOOK_ENV = "DRIFT_WEBHOOK_URL"
-# Seconds the drift check leaves itself before systemd's TimeoutStartSec ends the unit.
+# Seconds the drift check leaves itself before systemd's TimeoutStartSec ends the unit (at most half of it,
+# so a short timeout still gives the check a positive --timeout of its own).
 TIMEOUT_MARGIN = 60
+NOTIFY_OUTCOMES = ("drift", "failed", "clean")
+# The settings that are lists, by their drift_schedule_* variable (private_env_names are the keys of a mapping).
+_LIST_VARIABLES = {"inventories": "inventories", "extra_vars": "extra_vars", "notify_on": "notify_on",
+                   "private_env_names": "notify_environment"}
 
 
 class DriftCheckCliError(ValueError):
     """A drift_schedule setting that cannot become a command line (the message names it)."""
 
 
-def _text(name, value):
+def _text(name, value, empty=True):
     if not isinstance(value, str):
         raise DriftCheckCliError("drift_schedule_%s: expected a string, got %r" % (name, value))
+    if not empty and not value.strip():
+        raise DriftCheckCliError("drift_schedule_%s: expected a non-empty string, got %r" % (name, value))
     return value
 
 
@@ -30,35 +37,74 @@ def _count(name, value):
     return value
 
 
+def _strings(key, value, empty=False):
+    """A list of strings; a string itself is refused (iterating it would make one argument per character)."""
+    name = _LIST_VARIABLES[key]
+    if isinstance(value, str):
+        raise DriftCheckCliError(
+            "drift_schedule_%s: expected a list of strings, got the string %r (each character would become an "
+            "argument): write it as a YAML list, e.g. [%r]" % (name, value, value))
+    if not isinstance(value, (list, tuple)):
+        raise DriftCheckCliError("drift_schedule_%s: expected a list of strings, got %s %r"
+                                 % (name, type(value).__name__, value))
+    for item in value:
+        if not isinstance(item, str) or (not empty and not item.strip()):
+            raise DriftCheckCliError("drift_schedule_%s: expected a list of non-empty strings, got the item %r in %r"
+                                     % (name, item, value))
+    return list(value)
+
+
+def _timeout(value):
+    """drift_check.py's --timeout: TimeoutStartSec less the margin, always a whole number >= 1."""
+    seconds = _count("timeout_sec", value)
+    if seconds < 1:
+        raise DriftCheckCliError("drift_schedule_timeout_sec: expected a positive number of seconds (systemd's "
+                                 "TimeoutStartSec= for one check), got %r" % (value,))
+    return seconds - min(TIMEOUT_MARGIN, seconds // 2)
+
+
 def drift_check_argv(python, script, playbook, report_dir, keep_reports, rotate_artifacts, notify_on,
                      timeout_sec, inventories=(), limit="", tags="", extra_vars=(), vault_password_file="",
                      notify_command="", webhook_url_set=False, private_env_names=()):
     """The argv of scripts/drift_check.py for one schedule; every item a str.
 
+    Types are checked, each error naming its drift_schedule_* variable: a list setting given as a string is
+    refused (it would be split into one argument per character), ``timeout_sec`` must be a whole number > 0.
+
     Optional parts appear only when set; ``private_env_names`` (the notify command's
     environment, kept out of reports) are passed sorted, so the unit does not change
     with the order of a mapping.
     """
-    timeout = _count("timeout_sec", timeout_sec) - TIMEOUT_MARGIN
-    argv = [_text("python", python), _text("script", script), "--playbook", _text("playbook", playbook)]
-    argv += ["--inventory=" + _text("inventories", item) for item in inventories]
+    timeout = _timeout(timeout_sec)
+    notify_on = _strings("notify_on", notify_on)
+    for item in notify_on:
+        if item not in NOTIFY_OUTCOMES:
+            raise DriftCheckCliError("drift_schedule_notify_on: expected items of %s, got %r"
+                                     % (", ".join(NOTIFY_OUTCOMES), item))
+    if not isinstance(webhook_url_set, bool):
+        raise DriftCheckCliError("drift_schedule_webhook_url: expected whether it is set (a boolean), got %r"
+                                 % (webhook_url_set,))
+    argv = [_text("python", python, False), _text("script", script, False),
+            "--playbook", _text("playbook", playbook, False)]
+    argv += ["--inventory=" + item for item in _strings("inventories", inventories)]
     if limit:
         argv += ["--limit", _text("limit", limit)]
     if tags:
         argv += ["--tags", _text("tags", tags)]
-    argv += ["--extra-vars=" + _text("extra_vars", item) for item in extra_vars]
+    argv += ["--extra-vars=" + item for item in _strings("extra_vars", extra_vars)]
     if vault_password_file:
         argv += ["--vault-password-file", _text("vault_password_file", vault_password_file)]
+    report_dir = _text("report_dir", report_dir, False)
     argv += ["--quiet",
-             "--report-dir", _text("report_dir", report_dir),
+             "--report-dir", report_dir,
              "--keep-reports", str(_count("keep_reports", keep_reports)),
              "--private-data-dir", report_dir + "/runner",
              "--rotate-artifacts", str(_count("rotate_artifacts", rotate_artifacts)),
-             "--notify-on", ",".join(_text("notify_on", item) for item in notify_on),
+             "--notify-on", ",".join(notify_on),
              "--timeout", str(timeout)]
     if notify_command:
         argv += ["--notify-command", _text("notify_command", notify_command)]
     if webhook_url_set:
         argv += ["--webhook-url-env", WEBHOOK_ENV]
-    argv += ["--private-env=" + _text("notify_environment", name) for name in sorted(private_env_names)]
+    argv += ["--private-env=" + name for name in sorted(_strings("private_env_names", private_env_names))]
     return argv

@@ -5,27 +5,72 @@
 
 One home for: content hashes, lstat as Ansible's stat/file see it (owner and group by name, octal mode), a
 role's JSON record, and a small text file read leniently. Read-only, stdlib only.
+
+Every read here opens regular files only (open_regular): a FIFO where a record or a config.json should be
+would block open() forever, a device never end. Each read is bounded in size, and JSON in nesting depth,
+checked before json parses it (json recurses once per level: 100,000 levels is a RecursionError).
 """
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import grp
 import hashlib
+import itertools
 import json
+import operator
 import os
 import pwd
+import re
 import stat
 
 MAX_JSON_SIZE = 16 << 20  # records and config.json files are kilobytes; a bigger file is not one
+# Records nest 3 levels, model configs 4 or 5 (text_config, rope_scaling): 64 leaves room, and json's
+# recursion stays far from Python's limit.
+MAX_JSON_DEPTH = 64
+
+
+class NotRegularFile(OSError):
+    """The path is there but is no regular file (a FIFO, a device, a socket or a directory)."""
+
+
+def _kind(mode):
+    for test, name in ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"),
+                       (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device")):
+        if test(mode):
+            return name
+    return "not a regular file"
+
+
+def open_regular(path):
+    """A binary file object of ``path``, a regular file; NotRegularFile naming what it is otherwise.
+
+    stat first, so that a FIFO or a device is never opened (opening some devices does something), then
+    open with O_NONBLOCK, so that a FIFO swapped in meanwhile cannot block open(), and fstat what was
+    opened. Symbolic links are followed: a model's config.json in a Hugging Face snapshot is a link
+    into its blobs, and a read through a link changes nothing. Other OSErrors (missing, unreadable)
+    are raised as they are.
+    """
+    mode = os.stat(path).st_mode
+    if not stat.S_ISREG(mode):
+        raise NotRegularFile("%s is %s, not a regular file" % (path, _kind(mode)))
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise NotRegularFile("%s is %s, not a regular file" % (path, _kind(mode)))
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
 
 
 def read_text(path, limit=1 << 20):
     """The text of a small file (the first ``limit`` bytes), or "" when it is missing, unreadable or not a
     regular file (a FIFO would block, a device never end; /proc files are regular)."""
+    if not path:
+        return ""
     try:
-        if not path or not stat.S_ISREG(os.stat(path).st_mode):
-            return ""
-        with open(path, "rb") as handle:
+        with open_regular(path) as handle:
             return handle.read(limit).decode("utf-8", "replace")
     except (IOError, OSError):
         return ""
@@ -37,7 +82,7 @@ def sha256_text(text):
 
 def sha256_file(path):
     digest = hashlib.sha256()
-    with open(path, "rb") as handle:
+    with open_regular(path) as handle:
         for chunk in iter(lambda: handle.read(1 << 16), b""):
             digest.update(chunk)
     return digest.hexdigest()
@@ -84,19 +129,68 @@ def path_state(path):
     return dict((k, v) for k, v in full.items() if k in ("exists", "isdir", "owner", "group", "mode", "sha256"))
 
 
-def read_json(path, limit=MAX_JSON_SIZE):
-    """(object, error): a JSON file parsed, None when absent or unreadable; error when it is too large or not JSON."""
+# One JSON string, its closing quote optional: an unterminated string then matches to the end in one go,
+# so that no input makes the scan go back (a pattern that needs the quote rescans the rest of the text from
+# every quote of '"\\"\\"\\"...': quadratic).
+_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"?', re.DOTALL)
+_NOT_BRACKETS = re.compile(r"[^\[\]{}]+")
+_OPENERS = bytes.maketrans(b"[{]}", b"\x01\x01\x00\x00")
+
+
+def json_depth(text):
+    """The deepest nesting of brackets outside strings in ``text``: json.loads recurses at most this deep.
+
+    Not recursive and linear, in C code: strings dropped, then all but brackets (re), then the running
+    count of open brackets (depth after i brackets = 2 * openers so far - i) by itertools. On invalid
+    JSON the count is an upper bound: json stops at the first error, and up to there counts as it does.
+    """
+    marks = _NOT_BRACKETS.sub("", _STRING.sub("", text)).encode("ascii").translate(_OPENERS)
+    # depth after the i-th bracket = 2 * openers among the first i - i
+    return max(itertools.chain((0,), map(operator.sub, map((2).__mul__, itertools.accumulate(marks)),
+                                         range(1, len(marks) + 1))))
+
+
+def _no_constant(name):
+    raise ValueError("%s is not a JSON value" % name)
+
+
+def parse_json_bounded(data, depth=MAX_JSON_DEPTH):
+    """(object, None) or (None, why): UTF-8 JSON bytes or text, nested at most ``depth`` levels.
+
+    The depth is counted by a scan of the brackets outside strings before json parses anything, so
+    no input makes json recurse deeper than ``depth``; NaN and Infinity (which json accepts, JSON does
+    not) are refused.
+    """
     try:
-        with open(path, "rb") as handle:
+        text = data.decode("utf-8") if isinstance(data, (bytes, bytearray)) else data
+    except UnicodeDecodeError as exc:
+        return None, "not UTF-8: byte 0x%02x at offset %d" % (data[exc.start], exc.start)
+    if json_depth(text) > depth:
+        return None, "nested deeper than %d levels" % depth
+    try:
+        return json.loads(text, parse_constant=_no_constant), None
+    except RecursionError:  # not reached after the scan; kept so that no input can become a traceback
+        return None, "nested too deep"
+    except ValueError as exc:
+        return None, str(exc)
+
+
+def read_json(path, limit=MAX_JSON_SIZE, depth=MAX_JSON_DEPTH):
+    """(object, error): a JSON file parsed, None when absent or unreadable; error (naming the file) when it is
+    not a regular file, larger than ``limit`` bytes, nested deeper than ``depth`` or not JSON."""
+    try:
+        with open_regular(path) as handle:
             data = handle.read(limit + 1)
+    except NotRegularFile as exc:
+        return None, "%s; expected a JSON file" % exc
     except (IOError, OSError):
         return None, None
     if len(data) > limit:
         return None, "%s is larger than %d bytes, too large for a record or a config.json" % (path, limit)
-    try:
-        return json.loads(data.decode("utf-8")), None
-    except ValueError as exc:
-        return None, "%s is not JSON (%s)" % (path, exc)
+    parsed, why = parse_json_bounded(data, depth)
+    if why:
+        return None, "%s is not JSON (%s)" % (path, why)
+    return parsed, None
 
 
 def read_record(path, consequence="it will be rewritten"):

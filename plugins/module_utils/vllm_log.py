@@ -1193,6 +1193,27 @@ class HeadLines(object):
 
 # The environment of systemctl and journalctl: messages in English, no colour codes in the output.
 SYSTEMD_ENV = {"LC_ALL": "C", "SYSTEMD_COLORS": "0"}
+JOURNALD_UNIT = "systemd-journald.service"
+
+
+def journal_unavailable(run, systemctl="systemctl", read_error=None):
+    """Why the journal cannot hold a unit's root cause now, or None when it can.
+
+    ``read_error``: the VllmLogError text of a journalctl that failed (that alone makes the journal
+    unavailable). Otherwise journald itself is asked: while it is stopped, nothing a unit prints is
+    kept, and journalctl answers "no entries" with exit status 0, which must not read as "the log
+    holds no cause". When systemctl cannot say, None: the log is then taken as it is.
+    """
+    if read_error:
+        return safe_text(read_error, MAX_TEXT_CHARS)
+    rc, out, _err = run([systemctl, "show", JOURNALD_UNIT, "--no-pager", "-pActiveState", "-pSubState"])
+    if rc != 0:
+        return None
+    props = parse_unit_properties(out)
+    active = props.get("ActiveState")
+    if active and active not in ("active", "reloading"):
+        return "%s is %s/%s, so nothing the unit printed was kept" % (JOURNALD_UNIT, active, props.get("SubState"))
+    return None
 
 
 class UnitJournal(object):
@@ -1219,6 +1240,10 @@ class UnitJournal(object):
         return read_unit_journal(self.run, self.unit, invocation_id, since, lines, systemctl=self.systemctl,
                                  journalctl=journalctl, newest=newest,
                                  stream=lambda argv, what: CommandOutput(argv, what, environ_update=SYSTEMD_ENV))
+
+    def unavailable(self, read_error=None):
+        """journal_unavailable() through this module: why the journal cannot give the root cause, or None."""
+        return journal_unavailable(self.run, self.systemctl, read_error)
 
     def root_cause(self, invocation_id=None, since=None, lines=5000, max_lines=40):
         """(find_root_cause() of that invocation's journal, info)."""

@@ -10,6 +10,7 @@ Pure functions of the role's variables, used by the vllm_service role through th
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
+import ipaddress
 import posixpath
 import re
 
@@ -21,6 +22,10 @@ _LABEL_NAME = re.compile(r"^[a-zA-Z][a-zA-Z0-9_]*$")
 _NUMBER = re.compile(r"^(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?$")
 _LOOPBACK = re.compile(r"^(?:127\.|localhost$|::1$|\[::1\]$)")
 _WILDCARD = ("0.0.0.0", "::", "[::]", "")
+# A scrape target as file_sd takes it: host:port, nothing more. A host name (letters, digits, "-", "_" and dots),
+# an IPv4 address, or an IPv6 address in brackets; no scheme, path, user, space or control character, which
+# Prometheus would refuse (the whole file, every target of it) or read as something else.
+_TARGET = re.compile(r"(?:\[([0-9A-Fa-f:.]+)\]|([A-Za-z0-9][A-Za-z0-9_.-]{0,252})):([0-9]{1,5})")
 # Labels the role sets itself (and "job", which the monitoring host's scrape config sets).
 OWN_LABELS = ("instance", "job", "vllm_instance", "served_model_name", "vllm_version")
 DURATIONS = ("down_for", "restart_window", "acceptance_window", "acceptance_for")
@@ -59,8 +64,29 @@ def _scrape_host(settings):
     return str(settings["ansible_host"] or settings["inventory_hostname"])
 
 
+def target_error(target):
+    """None when ``target`` is a scrape address host:port, else what is wrong with it (naming the variable)."""
+    shown = repr(target) if isinstance(target, str) else "%r (type %s)" % (target, type(target).__name__)
+    match = _TARGET.fullmatch(target) if isinstance(target, str) else None  # fullmatch: "$" allows a final newline
+    ok = match is not None and 1 <= int(match.group(3)) <= 65535
+    if ok and match.group(1):
+        try:
+            ok = ipaddress.ip_address(match.group(1)).version == 6
+        except ValueError:
+            ok = False
+    if ok:
+        return None
+    return ("vllm_service_prometheus_target=%s: expected host:port, the address Prometheus scrapes /metrics at (a "
+            "host name, an IPv4 address or an [IPv6] address, and a port 1-65535), without a scheme, path, spaces or "
+            "control characters (e.g. proxy.example:9400)." % shown[:300])
+
+
 def _errors(s):
     errors = []
+    if s["target"] not in ("", None):
+        error = target_error(s["target"])
+        if error:
+            errors.append(error)
     if s["monitoring_host"] not in s["inventory_hosts"]:
         errors.append("vllm_service_prometheus_host=%s is not a host of the inventory (the monitoring host)."
                       % s["monitoring_host"])

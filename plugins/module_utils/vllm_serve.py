@@ -10,6 +10,7 @@ __metaclass__ = type
 #
 # Public API (stdlib only; every bad input a VllmServeError naming the variable):
 # * build_serve_argv(entry_point, model, served_model_name, host, port, ...) -> {"flags": [...], "argv": [...]}
+# * check_extra_args(extra_args) -> [str, ...]; extra_arg_problem(index, arg) -> message or None (the credential guard)
 # * probe_host(bind_host) -> the address to probe ("0.0.0.0" -> "127.0.0.1", "::" -> "::1", others as they are)
 # * local_drafter_dir(speculative_config) -> the DFlash drafter's directory on the host, or ""
 # * probe_url(bind_host, port) -> "http://127.0.0.1:8000" (an IPv6 address in brackets)
@@ -24,16 +25,19 @@ import posixpath
 import re
 from collections.abc import Mapping
 
+from ansible_collections.inference.gpu_host.plugins.module_utils.redaction import CREDENTIAL_FLAGS, credential_flag, flag_name
+from ansible_collections.inference.gpu_host.plugins.module_utils.vllm_unit import UNSAFE
+
 # Errors name the role's variables: the settings are vllm_service_<name>.
 VARIABLE_PREFIX = "vllm_service_"
 
 # What vllm_version_info's entry_point says about where the model goes.
 MODEL_ARGS = ("positional", "--model")
 
-# Control characters (C0, DEL, C1), the Unicode line/paragraph separators and lone
-# surrogates: in a unit's ExecStart= a newline would end the line and start a new
-# directive; systemd_exec refuses them too, this names the variable they came from.
-_UNSAFE = re.compile(u"[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
+# Control characters (vllm_unit.UNSAFE, the one definition): in a unit's ExecStart= a newline
+# would end the line and start a new directive; systemd_exec refuses them too, this names the
+# variable they came from.
+_UNSAFE = UNSAFE
 _UNSIGNED = re.compile(r"^[0-9]+$")
 _DECIMAL = re.compile(r"^[0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?$")
 
@@ -166,28 +170,51 @@ def _checked_line(name, arg):
 
 
 # Flags an extra argument may not carry: a credential there is in ps, the unit file and the drift
-# report; the role's own flags would be given twice. The variable to use instead, by flag.
-_OWNED_FLAGS = {"--api-key": "api_key", "--hf-token": "hf_token", "--shutdown-timeout": "shutdown_timeout"}
-_CREDENTIAL_FLAG = re.compile(r"(?i)^--[\w-]*(?:api[-_]key|token|secret|passw(?:or)?d|passphrase)$")
+# report; the role's own flags would be given twice. vLLM's parser (argparse, allow_abbrev) takes any
+# unambiguous prefix of a flag, "--flag=value", "_" for "-" and FlexibleArgumentParser's dotted
+# "--flag.key value": module_utils/redaction.py decides which spellings are a credential flag (every
+# one of them), and the drift report masks the same ones.
+_OWNED_FLAGS = {"--shutdown-timeout": "shutdown_timeout"}
 
 
-def _no_owned_flag(index, arg):
-    """Refuse a credential flag (or one the role owns) in extra_args; the message never shows its value."""
-    flag = arg.split("=", 1)[0] if arg.startswith("--") else ""
-    if not flag:
-        return
+def extra_arg_problem(index, arg):
+    """Why vllm_service_extra_args[index] may not be given (a credential flag or one the role owns), else None.
+
+    The message shows the flag part only (before "="), never a value.
+    """
+    flag = arg.split("=", 1)[0] if isinstance(arg, str) else ""
+    name = flag_name(arg)
+    if not name:
+        return None
     where = "%s[%d]" % (_var("extra_args"), index)
-    if flag in _OWNED_FLAGS:
-        instead = _var(_OWNED_FLAGS[flag])
-        if flag == "--shutdown-timeout":
-            raise VllmServeError("%s: %s is set from %s (where the installed vLLM has it)" % (where, flag, instead))
-        raise VllmServeError("%s: %s would put a secret on the command line (ps, the unit file, the drift report): "
-                             "set %s instead (vault it); the role writes it only to the 0600 environment file"
-                             % (where, flag, instead))
-    if _CREDENTIAL_FLAG.match(flag):
-        raise VllmServeError("%s: %s looks like a credential, which must not be on the command line: pass it through "
-                             "%s (an environment variable in the 0600 environment file)"
-                             % (where, flag, _var("secret_environment")))
+    credential = credential_flag(arg)
+    if credential is not None:
+        read_as = "" if flag == credential else (
+            " is read by vLLM's parser as %s: it takes any unambiguous abbreviation, '_' for '-' and --flag=value;"
+            " it" % credential)
+        if credential in CREDENTIAL_FLAGS:
+            return ("%s: %r%s would put a secret on the command line (ps, the unit file, the drift report): set %s "
+                    "instead (vault it); the role writes it only to the 0600 environment file"
+                    % (where, flag, read_as, _var(CREDENTIAL_FLAGS[credential])))
+        return ("%s: %r looks like a credential (or an abbreviation of one), which must not be on the command line: "
+                "pass it through %s (an environment variable in the 0600 environment file)"
+                % (where, flag, _var("secret_environment")))
+    for owned, variable in sorted(_OWNED_FLAGS.items()):
+        if owned[2:].startswith(name):
+            read_as = "" if name == owned[2:] else " (vLLM's parser reads it as %s)" % owned
+            return "%s: %r%s is set from %s (where the installed vLLM has it)" % (where, flag, read_as, _var(variable))
+    return None
+
+
+def check_extra_args(extra_args):
+    """vllm_service_extra_args as a list of strings: each one line of text, no credential flag, no flag of the role's."""
+    args = _extra_args(extra_args)
+    for index, arg in enumerate(args):
+        problem = extra_arg_problem(index, arg)
+        if problem:
+            raise VllmServeError(problem)
+        _checked_line("%s[%d]" % (_var("extra_args"), index), arg)
+    return args
 
 
 def _optional_text(name, value):
@@ -253,9 +280,7 @@ def build_serve_argv(entry_point, model, served_model_name, host, port, tensor_p
         option("speculative_config", "--speculative-config", spec_json)
     if shutdown_timeout is not None:
         option("shutdown_timeout", "--shutdown-timeout", _unsigned("shutdown_timeout", shutdown_timeout, 0))
-    for index, arg in enumerate(_extra_args(extra_args)):
-        _no_owned_flag(index, arg)
-        flags.append(_checked_line("%s[%d]" % (_var("extra_args"), index), arg))
+    flags.extend(check_extra_args(extra_args))
     model_part = [model] if model_arg == "positional" else ["--model", model]
     return {"flags": flags, "argv": entry_argv + model_part + flags}
 

@@ -9,8 +9,20 @@ __metaclass__ = type
 # the systemd hardening, draining on restart, and the service account's access to
 # the GPU device nodes. docs/security.md says why each directive is (or is not) set.
 #
+# Every value the unit and its environment file are rendered from comes through here: the role's
+# templates call unit_values (the vllm_unit_values filter) for the plain settings, environment_lines,
+# hardening_directives, drain_settings and device_groups for the rest, vllm_serve.build_serve_argv and
+# exec_word for ExecStart=. Each value is checked against its whole expected form (a full match, so a
+# trailing newline cannot slip past a "$"), and nothing with a control character is ever rendered: an
+# inventory value cannot end a unit line and start a directive of its own.
+#
 # Public API (stdlib only; every bad input a VllmUnitError naming the variable,
 # never the value of a secret):
+# * unit_values({variable: value}) -> {name without vllm_service_: text as rendered, "description": ...}
+# * check_unit_value(variable, value) -> None or the message (what scripts/validate_inventories.py asks)
+# * check_unit_values({variable: value}) -> [message, ...] for every vllm_service_* variable given
+# * exec_word(text) -> one double-quoted word of ExecStart= (the systemd_quote filter)
+# * UNSAFE: the control characters no rendered value may hold
 # * environment_lines(hf_home, environment, secret_environment, hf_token, api_key) -> ["NAME=value", ...]
 # * environment_has_secret(environment, secret_environment, hf_token, api_key) -> bool
 # * env_value(text) -> the value as systemd's EnvironmentFile= reads it back unchanged
@@ -23,6 +35,8 @@ import posixpath
 import re
 from collections.abc import Mapping
 
+from ansible_collections.inference.gpu_host.plugins.module_utils.redaction import CREDENTIAL_NAME
+
 PREFIX = "vllm_service_"
 
 # The names the role sets from their own variables: a copy in a mapping would be
@@ -32,17 +46,20 @@ RESERVED_ENV = {
     "HF_TOKEN": PREFIX + "hf_token",
     "VLLM_API_KEY": PREFIX + "api_key",
 }
-_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+# Patterns are full matches (\Z): "$" would let a trailing newline through.
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*\Z")
 # Written as they are; anything else is quoted (systemd's EnvironmentFile= strips
 # unquoted whitespace, treats a backslash as an escape and a leading quote as quoting).
-_PLAIN_VALUE = re.compile(r"^[A-Za-z0-9_.,:/@+%=-]*$")
-# C0, DEL, C1, line/paragraph separators: a newline would start another assignment.
-_CONTROL = re.compile(u"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
-# A name in vllm_service_environment that holds a credential (the drift report masks
-# the same words) makes the environment file secret too: secrets by name, not by accident.
-_CREDENTIAL_NAME = re.compile(r"(?i)(?:token|secret|passw(?:or)?d|passphrase|api_?key|private_?key|credentials?)$")
+_PLAIN_VALUE = re.compile(r"^[A-Za-z0-9_.,:/@+%=-]*\Z")
+# C0, DEL, C1, line/paragraph separators, lone surrogates: a newline or carriage return ends the
+# unit's (or the environment file's) line and starts another directive or assignment; NUL ends it.
+UNSAFE = re.compile(u"[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
+_CONTROL = UNSAFE
+# A name in vllm_service_environment that holds a credential (module_utils/redaction.py, which the
+# drift report masks by) makes the environment file secret too: secrets by name, not by accident.
+_CREDENTIAL_NAME = CREDENTIAL_NAME
 # What vllm_wait_ready sends as "Authorization: Bearer <key>": printable ASCII, no space.
-_API_KEY = re.compile(r"^[\x21-\x7e]+$")
+_API_KEY = re.compile(r"^[\x21-\x7e]+\Z")
 
 HARDENING_LEVELS = ("full", "no_namespaces", "none")
 # Directives that need no mount namespace (prctl and seccomp): they work in an
@@ -68,7 +85,10 @@ UNIT_OWN = frozenset((
     "RestartSec", "TimeoutStartSec", "TimeoutStopSec", "KillMode", "LimitNOFILE", "LimitMEMLOCK",
     "SyslogIdentifier", "ReadWritePaths",
 ))
-_DIRECTIVE = re.compile(r"^[A-Z][A-Za-z0-9]*$")
+_DIRECTIVE = re.compile(r"^[A-Z][A-Za-z0-9]*\Z")
+# An override sandboxes the server; one that runs a command or changes its environment would be a
+# second, unreviewed ExecStart= or LD_PRELOAD: refused (set them in a drop-in of your own, if ever).
+_NOT_OVERRIDES = re.compile(r"^(?:Exec[A-Za-z]*|Environment|EnvironmentFile|PassEnvironment|UnsetEnvironment)\Z")
 _HOME_TREES = ("/home", "/root", "/run/user")
 _SYSTEM_TREES = {"yes": ("/usr", "/boot", "/efi"), "true": ("/usr", "/boot", "/efi"),
                  "full": ("/usr", "/boot", "/efi", "/etc"), "strict": ("/",)}
@@ -79,7 +99,7 @@ STOP_MARGIN_SEC = 60
 # What the unit had before draining existed (and keeps where vLLM cannot drain).
 LEGACY_TIMEOUT_STOP_SEC = 120
 
-_GROUP_NAME = re.compile(r"^[a-z_][a-z0-9_-]*\$?$")
+_GROUP_NAME = re.compile(r"^[a-z_][a-z0-9_-]*\$?\Z")
 
 
 class VllmUnitError(ValueError):
@@ -212,6 +232,9 @@ def _directive_value(name, value):
         raise VllmUnitError("%s.%s: expected a string, a number, a boolean, a list of strings or null (to drop the "
                             "directive), got a %s" % (PREFIX + "hardening_overrides", name, _type(value)))
     _no_control(PREFIX + "hardening_overrides." + name, value, False)
+    if value.endswith("\\"):
+        raise VllmUnitError("%s.%s: ends with a backslash, which makes systemd join the next line to it"
+                            % (PREFIX + "hardening_overrides", name))
     return value
 
 
@@ -232,6 +255,9 @@ def _abs_paths(paths):
         _no_control(_WRITABLE, path, False)
         if " " in path:
             raise VllmUnitError("%s: %r has a space, which ReadWritePaths= would split" % (_WRITABLE, path))
+        if "\\" in path or "%" in path:
+            raise VllmUnitError("%s: %r has a %s, which ReadWritePaths= would read as an escape or a specifier"
+                                % (_WRITABLE, path, "backslash" if "\\" in path else "%"))
         out.append(posixpath.normpath(path))
     return out
 
@@ -268,6 +294,9 @@ def hardening_directives(level="full", overrides=None, writable_paths=(), read_p
             raise VllmUnitError("%s: %s is set by the role from its own variable, not here%s"
                                 % (PREFIX + "hardening_overrides", name,
                                    " (use %swritable_paths)" % PREFIX if name == "ReadWritePaths" else ""))
+        if _NOT_OVERRIDES.match(name):
+            raise VllmUnitError("%s: %s runs a command or changes the server's environment, which is not hardening "
+                                "(the environment is %senvironment)" % (PREFIX + "hardening_overrides", name, PREFIX))
         value = overrides[name]
         current = [d for d in directives if d[0] == name]
         if value is None:
@@ -380,6 +409,9 @@ def device_groups(user, wanted, group_db, devices):
     for dev in _char_devices(devices):
         gid = int(dev.get("gid", 0))
         if gid != 0 and gid in by_gid:
+            if not _ACCOUNT.match(by_gid[gid]):
+                raise VllmUnitError("the group database (getent group): %r, the group owning %s, is not a group name "
+                                    "SupplementaryGroups= can take" % (by_gid[gid], dev["path"]))
             picked.append(by_gid[gid])
     seen = []
     for name in picked:
@@ -418,3 +450,248 @@ def inaccessible_devices(user, passwd_entry, groups, group_db, devices):
         if mode & needed != needed:
             bad.append(dev["path"])
     return sorted(bad)
+
+
+# ------------------------------------------------------- values of the unit
+# User=/Group=: a name (systemd's relaxed rule, no "%" specifier, no space) or a numeric id.
+_ACCOUNT = re.compile(r"^(?:[A-Za-z_][A-Za-z0-9_.-]*\$?|[0-9]+)\Z")
+# The unit's name: the file /etc/systemd/system/<name>.service and SyslogIdentifier=; no "/" (a path
+# elsewhere), no leading "-" (systemctl would read an option), no "%" or "\" (specifier, escape).
+_UNIT_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9:_.@-]*\Z")
+_INSTANCE = re.compile(r"^[A-Za-z0-9_.-]+\Z")
+_UNSIGNED = re.compile(r"^[0-9]+\Z")
+# setrlimit values as systemd reads them (systemd.exec(5) LimitCPU=...): a number, a size with a
+# 1024-based suffix for LimitMEMLOCK, or infinity; "soft:hard" gives both.
+_NOFILE_VALUE = r"(?:infinity|[0-9]+)"
+_MEMLOCK_VALUE = r"(?:infinity|[0-9]+[KMGTPE]?)"
+_NOFILE = re.compile(r"^%s(?::%s)?\Z" % (_NOFILE_VALUE, _NOFILE_VALUE))
+_MEMLOCK = re.compile(r"^%s(?::%s)?\Z" % (_MEMLOCK_VALUE, _MEMLOCK_VALUE))
+_MAX_UNIT_NAME = 256 - len(".service")
+
+
+def _show(value, length=60):
+    text = repr(value)
+    return text if len(text) <= length else text[:length] + "..."
+
+
+def _scalar_text(variable, value, expected):
+    """A string setting's text (a number counts as its str(), as YAML may write it); else a VllmUnitError."""
+    if isinstance(value, bool) or not isinstance(value, (str, int)):
+        raise VllmUnitError("%s: expected %s, got %s (%s)" % (variable, expected, _show(value), _type(value)))
+    return str(value)
+
+
+def _one_line(variable, text, expected):
+    """``text`` unless it holds a control character or ends with a backslash (systemd joins the next line)."""
+    bad = UNSAFE.search(text)
+    if bad:
+        raise VllmUnitError("%s: %s has a control character (U+%04X) at index %d: a value of the unit must be one line "
+                            "of printable text (a newline would start a directive of its own); expected %s"
+                            % (variable, _show(text), ord(bad.group()), bad.start(), expected))
+    if text.endswith("\\"):
+        raise VllmUnitError("%s: %s ends with a backslash, which makes systemd join the next line to it; expected %s"
+                            % (variable, _show(text), expected))
+    return text
+
+
+def _matching(pattern, expected, max_length=None):
+    def check(variable, value):
+        text = _one_line(variable, _scalar_text(variable, value, expected), expected)
+        if not pattern.match(text) or (max_length is not None and len(text) > max_length):
+            raise VllmUnitError("%s: expected %s, got %s" % (variable, expected, _show(text)))
+        return text
+    return check
+
+
+def _integer(low, high=None, what=""):
+    expected = ("an integer >= %d" % low if high is None else "an integer %d-%d" % (low, high)) + what
+
+    def check(variable, value):
+        text = _one_line(variable, _scalar_text(variable, value, expected), expected)
+        if not _UNSIGNED.match(text) or int(text) < low or (high is not None and int(text) > high):
+            raise VllmUnitError("%s: expected %s, got %s" % (variable, expected, _show(value)))
+        return str(int(text))
+    return check
+
+
+def _instance(variable, value):
+    text = _matching(_INSTANCE, "letters, digits and _ . - (it names /etc/vllm/<instance>.env)")(variable, value)
+    if text in (".", ".."):
+        raise VllmUnitError("%s: expected a name, got %r (a directory, not a file name)" % (variable, text))
+    return text
+
+
+def _unit_name(variable, value):
+    expected = ("a systemd unit name without .service: letters, digits and : _ . @ -, starting with a letter, a "
+                "digit or _, at most %d characters" % _MAX_UNIT_NAME)
+    text = _matching(_UNIT_NAME, expected, _MAX_UNIT_NAME)(variable, value)
+    if text.endswith("@"):
+        raise VllmUnitError("%s: %r is a template (ends with @): give the instance too, like %sX" % (variable, text, text))
+    return text
+
+
+def _model_name(variable, value):
+    """--served-model-name: any one line of text; in Description= its "%" is written "%%" (a specifier there)."""
+    expected = "a non-empty string"
+    text = _one_line(variable, _scalar_text(variable, value, expected), expected)
+    if not text:
+        raise VllmUnitError("%s: expected %s, got ''" % (variable, expected))
+    return text
+
+
+def _abs_path(variable, value):
+    expected = "an absolute path"
+    text = _one_line(variable, _scalar_text(variable, value, expected), expected)
+    if not text.startswith("/"):
+        raise VllmUnitError("%s: expected %s, got %s" % (variable, expected, _show(text)))
+    return text
+
+
+def _hardening_level(variable, value):
+    if value not in HARDENING_LEVELS:
+        raise VllmUnitError("%s: expected one of %s, got %s" % (variable, ", ".join(HARDENING_LEVELS), _show(value)))
+    return value
+
+
+# Every plain setting the unit, its environment file or their paths are rendered from, with its check.
+# (The mappings and lists, the secrets and the command line have their own functions above and in
+# vllm_serve.py; check_unit_value reaches those too.)
+UNIT_SETTINGS = {
+    PREFIX + "instance": _instance,
+    PREFIX + "unit_name": _unit_name,
+    PREFIX + "user": _matching(_ACCOUNT, "a user name (letters, digits, _ . -) or a numeric uid", 256),
+    PREFIX + "group": _matching(_ACCOUNT, "a group name (letters, digits, _ . -) or a numeric gid", 256),
+    PREFIX + "served_model_name": _model_name,
+    PREFIX + "port": _integer(1, 65535),
+    PREFIX + "limit_nofile": _matching(_NOFILE, "LimitNOFILE=: an integer, infinity, or soft:hard of those"),
+    PREFIX + "limit_memlock": _matching(_MEMLOCK, "LimitMEMLOCK=: infinity, or bytes with an optional K, M, G, T, P or "
+                                                  "E suffix (65536, 64K, 8G), or soft:hard of those"),
+    PREFIX + "timeout_start_sec": _integer(0, what=" (seconds)"),
+    PREFIX + "restart_sec": _integer(0, what=" (seconds)"),
+    PREFIX + "start_limit_burst": _integer(0),
+    PREFIX + "start_limit_interval_sec": _integer(0, what=" (seconds)"),
+    PREFIX + "hardening": _hardening_level,
+    PREFIX + "hf_home": _abs_path,
+    PREFIX + "venv_dir": _abs_path,
+    PREFIX + "model": _abs_path,
+    PREFIX + "local_facts_dir": _abs_path,
+    # The role's own path, from vllm_service_instance (vars/main.yml): checked where it is rendered.
+    "__" + PREFIX + "env_path": _abs_path,
+}
+
+
+def _description_text(text):
+    return text.replace("%", "%%")
+
+
+def unit_values(values):
+    """The plain settings of the unit, checked, as the templates render them.
+
+    ``values``: {variable: value} for any of UNIT_SETTINGS. Returns {variable without vllm_service_
+    (and without a leading __): text}, plus "description" (Description=: "vLLM <served model name> on
+    port <port>", "%" written "%%") when both are given. Integers come back in their canonical
+    spelling. Any value outside its form, with a control character or ending with a backslash, is a
+    VllmUnitError naming the variable.
+    """
+    if not isinstance(values, Mapping):
+        raise VllmUnitError("the unit's settings: expected a mapping of variable: value, got a %s" % _type(values))
+    out = {}
+    for variable in values:
+        check = UNIT_SETTINGS.get(variable)
+        if check is None:
+            raise VllmUnitError("the unit's settings: %r is not one of %s" % (variable, ", ".join(sorted(UNIT_SETTINGS))))
+        out[variable.lstrip("_")[len(PREFIX):]] = check(variable, values[variable])
+    if "served_model_name" in out and "port" in out:
+        out["description"] = "vLLM %s on port %s" % (_description_text(out["served_model_name"]), out["port"])
+    return out
+
+
+def exec_word(text):
+    """One argument of ExecStart= as one double-quoted word systemd passes on unchanged.
+
+    systemd splits on whitespace, honours double quotes with C escapes, expands %-specifiers and
+    $VARIABLES: backslash and double quote are backslash-escaped, "%" becomes "%%" and "$" "$$".
+    ``text`` must hold no control character (the caller refuses it, naming where it came from).
+    """
+    return '"%s"' % text.replace("\\", "\\\\").replace('"', '\\"').replace("%", "%%").replace("$", "$$")
+
+
+def _check_environment(variable, value):
+    _env_entries(variable, value, variable == PREFIX + "secret_environment")
+
+
+def _check_groups(variable, value):
+    device_groups("root", value, {}, [])
+
+
+def _check_extra_args(variable, value):
+    # Imported here: vllm_serve imports this module.
+    from ansible_collections.inference.gpu_host.plugins.module_utils.vllm_serve import VllmServeError, check_extra_args
+    try:
+        check_extra_args(value)
+    except VllmServeError as exc:
+        raise VllmUnitError(str(exc))
+
+
+def _check_one_line_arg(variable, value):
+    """A command-line argument: exec_word quotes everything but a control character (a trailing backslash too)."""
+    if value is None or value == "":
+        return
+    text = _scalar_text(variable, value, "a string")
+    bad = UNSAFE.search(text)
+    if bad:
+        raise VllmUnitError("%s: %s has a control character (U+%04X) at index %d: a command-line argument must be one "
+                            "line of printable text" % (variable, _show(text), ord(bad.group()), bad.start()))
+
+
+_OTHER_SETTINGS = {
+    PREFIX + "environment": _check_environment,
+    PREFIX + "secret_environment": _check_environment,
+    PREFIX + "hf_token": _secret_text,
+    PREFIX + "api_key": lambda variable, value: check_api_key(value),
+    PREFIX + "hardening_overrides": lambda variable, value: hardening_directives("full", value, ()),
+    PREFIX + "writable_paths": lambda variable, value: _abs_paths(value),
+    PREFIX + "supplementary_groups": _check_groups,
+    PREFIX + "shutdown_timeout": lambda variable, value: drain_settings(value, None),
+    PREFIX + "extra_args": _check_extra_args,
+    PREFIX + "host": _check_one_line_arg,
+    PREFIX + "reasoning_parser": _check_one_line_arg,
+    PREFIX + "tool_call_parser": _check_one_line_arg,
+}
+
+
+def check_unit_value(variable, value):
+    """None when ``value`` of ``variable`` can be rendered into the unit or its environment file, else why.
+
+    For an inventory checker (scripts/validate_inventories.py) on a resolved value: the same checks as
+    the role's, variable by variable (those that need the host, such as the groups the GPU nodes
+    belong to, stay with the role). A variable that reaches neither file gives None. The message names
+    the variable and never shows a secret.
+    """
+    check = UNIT_SETTINGS.get(variable) or _OTHER_SETTINGS.get(variable)
+    if check is None:
+        return None
+    try:
+        check(variable, value)
+    except VllmUnitError as exc:
+        return str(exc)
+    return None
+
+
+def check_unit_values(variables, skip_templates=False):
+    """[message, ...] for every variable of ``variables`` ({name: value}) that check_unit_value refuses.
+
+    ``skip_templates``: leave a string holding a Jinja template ("{{", "{%") alone, for raw inventory
+    values, of which only the rendered value can be judged.
+    """
+    if not isinstance(variables, Mapping):
+        raise VllmUnitError("the unit's settings: expected a mapping of variable: value, got a %s" % _type(variables))
+    problems = []
+    for variable in sorted(variables, key=str):
+        value = variables[variable]
+        if skip_templates and isinstance(value, str) and ("{{" in value or "{%" in value):
+            continue
+        problem = check_unit_value(variable, value)
+        if problem:
+            problems.append(problem)
+    return problems

@@ -36,7 +36,10 @@ options:
     type: path
     required: true
   record:
-    description: Absolute path of the record of the last placement (JSON).
+    description:
+      - Absolute path of the record of the last placement (JSON).
+      - Read only when it is a regular file, at most 16 MiB and 64 levels of JSON (a FIFO or a device there is
+        never read, so it cannot block); otherwise the record is null and a warning names the file.
     type: path
     required: true
   facts:

@@ -80,7 +80,10 @@ options:
     type: bool
     default: false
   record:
-    description: Absolute path of the role's record (C(python_env_local_facts_file)).
+    description:
+      - Absolute path of the role's record (C(python_env_local_facts_file)).
+      - Read only when it is a regular file, at most 16 MiB and 64 levels of JSON (a FIFO or a device there is
+        never read, so it cannot block); otherwise the record is null and a warning names the file.
     type: path
     required: true
 """
@@ -147,6 +150,11 @@ vllm:
 record:
   description: The role's record, null when absent or unreadable.
   type: dict
+  returned: always
+record_prev:
+  description: The record's rollback copy C(<record>.prev) exists (left by a run that switched; the role removes a
+    stale one).
+  type: bool
   returned: always
 """
 

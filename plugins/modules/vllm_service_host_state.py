@@ -21,6 +21,9 @@ description:
   - The vllm_service role hands the result to the P(inference.gpu_host.vllm_service_plan#filter) filter, which names
     the work left, so that a run with nothing to change makes no other round trip but the readiness probe.
   - Read-only. Bad options fail with a message naming the option.
+  - Every file is read only when it is a regular file (a FIFO or a device where a C(config.json) or the record
+    should be is never opened for long, so it cannot block the read), at most 16 MiB and 64 levels of JSON; a
+    C(config.json) that is not fails naming the file, a record that is not is a warning naming it.
 author: inference.gpu_host contributors (!UNKNOWN)
 extends_documentation_fragment:
   - inference.gpu_host._attributes
@@ -96,7 +99,12 @@ options:
         type: str
         default: ''
       timeout:
-        description: Seconds each request may take.
+        description:
+          - Seconds each request may take as a whole, from the connect to the last byte of the answer (a server
+            that trickles bytes included), 1 to 300; the look makes at most four requests.
+          - An answer is at most 8 MiB (a JSON answer 1 MiB and 64 levels deep), its status line and each header
+            line at most 8 KiB, at most 100 headers; anything else on the port (no HTTP, garbage, too large, too
+            slow) is C(ready=false) with reason C(not_ready) and the reason in C(msg), never a traceback.
         type: int
         default: 5
 notes:
@@ -187,6 +195,8 @@ probe:
     - ready, url, invocation_id (the unit's), and as M(inference.gpu_host.vllm_wait_ready) returns them models,
       smoke, spec_decode and captured_layers; when not ready, reason (C(not_serving), C(not_ready),
       C(smoke_failed), C(metrics_failed), C(log_unreadable), C(captured_layers_mismatch)) and msg.
+    - "Spec-decode counters that are NaN, infinite, negative or inconsistent are C(metrics_failed) with msg
+      C(not ready: metrics unreadable: <the line>)."
   type: dict
   returned: when O(probe) is set
 """

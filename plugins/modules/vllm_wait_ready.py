@@ -20,13 +20,24 @@ description:
     its latency, because C(/health) answering 200 is not readiness; a server can pass it and die on its first request.
   - With O(speculative), reads C(/metrics) for C(vllm:spec_decode_num_accepted_tokens_total) and
     C(vllm:spec_decode_num_draft_tokens_total) and returns the acceptance rate.
+  - "A counter that is NaN, infinite, negative or not a number, a series given twice, more accepted than draft
+    tokens, or a counter lower after the smoke completion than before it fails with C(not ready: metrics
+    unreadable: <the line>) (reason C(metrics_failed))."
   - With O(drafter_dir), reads the captured-layers line of this start of the server (V1 or V2 model runner) and
     compares it with the layers the drafter was trained on (its C(config.json) record); a mismatch fails with both
     lists and the reason. Without such a line or record it warns and returns RV(captured_layers).
   - "On failure, fails with C(<unit> failed: <root cause> — hint: <hint>), the root cause read from the unit's
     journal for this invocation (or from O(log_path)) by the same extractor, with the same caps, as
     M(inference.gpu_host.vllm_failure_cause), and returns the relevant log lines."
-  - Connects only to O(host) (default the loopback address), over plain HTTP. At most 8 MiB of each answer is read.
+  - Connects only to O(host) (default the loopback address), over plain HTTP, with a small HTTP/1.1 client whose
+    every request is bounded as a whole, from the connect to the last byte (a server that sends a byte at a time
+    included), by O(request_timeout) (O(smoke_timeout) for the completion) and, while waiting, by what is left of
+    O(timeout). An answer is at most 8 MiB (a JSON answer 1 MiB and 64 levels deep), its status line and each
+    header line at most 8 KiB, at most 100 headers; anything else on the port (no HTTP, garbage, too large, too
+    slow) is a poll that is not ready, with the reason, never a traceback.
+  - When no root cause can be read because the unit's journal is unavailable (C(journalctl) fails, or
+    C(systemd-journald.service) is not running, so nothing the unit printed was kept), the message says so and
+    RV(journal_unavailable) says why, rather than "no root cause found in its log".
   - Every option is checked before anything is requested; a bad one fails with a message naming it and what
     was expected.
 author:
@@ -82,7 +93,9 @@ options:
     type: float
     default: 2.0
   request_timeout:
-    description: Seconds each C(/health), C(/v1/models) or C(/metrics) request may take, 1 or more.
+    description:
+      - Seconds each C(/health), C(/v1/models) or C(/metrics) request may take as a whole (connect, send, status,
+        headers and body), 1 or more.
     type: int
     default: 10
   smoke:
@@ -231,6 +244,13 @@ root_cause:
     M(inference.gpu_host.vllm_failure_cause) returns them.
   returned: on failure
   type: dict
+journal_unavailable:
+  description: >-
+    On failure with O(unit) and no root cause, why the journal could not give one (C(journalctl) failed, or
+    C(systemd-journald.service) is not running).
+  returned: on failure, when the journal is unavailable
+  type: str
+  sample: systemd-journald.service is inactive/dead, so nothing the unit printed was kept
 relevant_lines:
   description: On failure, the log lines that show the cause (at most O(max_lines), each at most 2000 characters).
   returned: on failure
@@ -274,7 +294,7 @@ from ansible_collections.inference.gpu_host.plugins.module_utils.vllm_log import
     safe_text,
 )
 from ansible_collections.inference.gpu_host.plugins.module_utils.vllm_probe import (
-    API_KEY, SMOKE_PROMPT, Http, captured_layers, check_host, served, smoke, spec_decode)
+    API_KEY, SMOKE_PROMPT, Http, captured_layers, check_host, served, smoke, spec_counters, spec_decode)
 
 _ALIVE_STATES = ("active", "activating", "reloading")
 
@@ -369,6 +389,7 @@ class Waiter(object):
         self.start = time.time()
         self.journal = UnitJournal(module, self.p["unit"]) if self.p["unit"] else None
         self.initial = None
+        self.counters_before = None
 
     def state(self):
         return self.journal.state()
@@ -392,21 +413,40 @@ class Waiter(object):
         self.result["elapsed"] = round(time.time() - self.start, 1)
         self.result["reason"] = reason
         label = self.p["unit"] or "vLLM at %s" % self.url
-        cause = None
+        cause, read_error = None, None
         try:
             cause = self.read_cause()
         except (VllmLogError, IOError, OSError) as e:
-            detail += "; the log could not be read: %s" % safe_text(str(e), 1000)
+            read_error = safe_text(str(e), 1000)
         if cause and cause.get("found"):
             msg = failure_message(label, cause)
             self.result["root_cause"] = dict((k, v) for k, v in cause.items() if k != "relevant_lines")
             self.result["relevant_lines"] = cause["relevant_lines"]
             msg += " (%s; waited %.1fs)" % (detail, self.result["elapsed"])
         else:
-            msg = "%s failed: %s; waited %.1fs; no root cause found in its log" % (
-                label, detail, self.result["elapsed"])
+            msg = "%s failed: %s; waited %.1fs; %s" % (label, detail, self.result["elapsed"],
+                                                       self.no_cause(cause, read_error))
             self.result["relevant_lines"] = (cause or {}).get("relevant_lines", [])
         self.module.fail_json(msg=msg, **self.result)
+
+    def no_cause(self, cause, read_error):
+        """Why no root cause is given: a journal that is unavailable (journalctl failed, journald stopped: then
+        an empty journal is no evidence), a log that could not be read, or a log without one."""
+        if self.p["unit"]:
+            try:
+                unavailable = self.journal.unavailable(read_error)
+            except (VllmLogError, IOError, OSError) as e:
+                unavailable = read_error or safe_text(str(e), 1000)
+            if unavailable:
+                self.result["journal_unavailable"] = unavailable
+                return "the journal is unavailable (%s), so no root cause could be read" % unavailable
+        if read_error:
+            return "the log could not be read: %s" % read_error
+        if cause is None:
+            return "no log was read (give unit or log_path for the root cause)"
+        if not cause.get("lines_read"):
+            return "its log has no line of this run, so no root cause could be read"
+        return "no root cause found in its log"
 
     def read_cause(self):
         """The root cause in the unit's journal (the invocation waited for) or in log_path; None without either."""
@@ -421,6 +461,8 @@ class Waiter(object):
 
     def wait_ready(self):
         deadline = self.start + self.p["timeout"]
+        # Every request of the wait ends by its end, whatever request_timeout allows (a trickling server too).
+        self.http.deadline = time.monotonic() + self.p["timeout"]
         last = "no answer yet"
         while True:
             stop = self.stopped_reason()
@@ -428,6 +470,7 @@ class Waiter(object):
                 self.fail(stop[0], stop[1] + " before it was ready (last poll: %s)" % last)
             ok, found = served(self.http, self.p["served_model_name"], self.p["request_timeout"])
             if ok:
+                self.http.deadline = None
                 self.result["models"] = found
                 self.result["ready"] = True
                 self.result["elapsed"] = round(time.time() - self.start, 1)
@@ -438,6 +481,9 @@ class Waiter(object):
             time.sleep(self.p["poll_interval"])
 
     def smoke(self):
+        if self.p["speculative"]:
+            # The counters before the completion: after it none may be lower (counters fall only on a restart).
+            self.counters_before = spec_counters(self.http, self.p["request_timeout"])
         result, status, error = smoke(self.http, self.p["served_model_name"], self.p["smoke_prompt"],
                                       self.p["smoke_max_tokens"], self.p["smoke_timeout"])
         if error:
@@ -478,8 +524,9 @@ class Waiter(object):
             time.sleep(1)
 
     def metrics(self):
-        spec, error = spec_decode(self.http, self.p["request_timeout"])
+        spec, error = spec_decode(self.http, self.p["request_timeout"], self.counters_before)
         if error:
+            self.result["ready"] = False  # counters that cannot be read are no proof it serves
             self.fail("metrics_failed", error)
         self.result["spec_decode"] = spec
 

@@ -103,3 +103,32 @@ def test_labels_never_override_the_roles_own_and_errors_name_each_bad_one(labels
     for key in bad:
         assert key in label_errors[0]
     assert all(isinstance(v, str) and v for v in got["labels"].values())
+
+
+# ---- vllm_service_prometheus_target: host:port exactly (issue 27: a scheme or a newline was accepted) ----
+
+@pytest.mark.parametrize("target", ["proxy:443", "10.0.3.9:30000", "[::1]:8000", "[fd00::9]:30000",
+                                    "prom-proxy.example.org:9400", "host_name:1", "a:65535"])
+def test_scrape_targets_prometheus_takes(target):
+    got = plan(host="127.0.0.1", monitoring_host="prom1", target=target)
+    assert got["errors"] == [] and got["address"] == target and got["file_sd"][0]["targets"] == [target]
+
+
+@pytest.mark.parametrize("target", ["http://proxy:443", "https://proxy:443/metrics", "proxy:443/metrics", "proxy:443\n",
+                                    "proxy:443\nExecStartPre=/bin/sh", "proxy :443", " proxy:443", "proxy:443 ",
+                                    "proxy\t:443", "proxy\x00:443", "proxy:443\r", "proxy", "proxy:", ":443", "proxy:0",
+                                    "proxy:65536", "user@proxy:443", "::1:8000", "[::1]", "[10.0.0.1]:80", "-x:80",
+                                    "pr\u00f6xy:443", 443, ["proxy:443"]])
+def test_a_target_with_a_scheme_path_space_or_control_character_is_refused(target):
+    errors = plan(host="127.0.0.1", monitoring_host="prom1", target=target)["errors"]
+    assert len(errors) == 1 and errors[0].startswith("vllm_service_prometheus_target=%r" % (target,)), errors
+    assert "expected host:port" in errors[0]
+
+
+@given(st.text(max_size=30))
+def test_an_accepted_target_is_one_host_and_a_port(target):
+    errors = plan(host="127.0.0.1", monitoring_host="prom1", target=target)["errors"]
+    if target and not errors:
+        host, dummy, port = target.rpartition(":")
+        assert 1 <= int(port) <= 65535 and host and host.isascii()
+        assert not any(c in target for c in "/@ \t\r\n\x00?#") and all(c.isprintable() for c in target)

@@ -51,3 +51,25 @@ def test_venv_is_a_generation(host):
     assert host.file(target + "/.inference-gpu-host/generation.json").is_file
     facts = json.loads(host.file("/etc/ansible/facts.d/inference_python_env.fact").content_string)
     assert facts["generation_dir"] == target and facts["venv"] == VENV
+
+
+def test_foreign_entries_in_the_generations_dir_survive(host):
+    """Issue 27: side_effect ran the role with keep=1 beside an operator's backup/, lost+found, a file and a
+    link to a data directory; a symlinked generations directory was refused. All of it is still there."""
+    gens = VENV + ".generations"
+    assert host.file(gens + "/backup/operator-notes.txt").content_string == "keep\n"
+    assert host.file(gens + "/lost+found").is_directory
+    assert host.file(gens + "/notes.txt").is_file
+    assert host.file(gens + "/data-disk").is_symlink
+    assert host.file("/srv/igh-data/models/model.bin").content_string == "weights\n"
+    assert host.file("/root/other-env.generations").is_symlink
+    assert host.file("/srv/igh-nvme/models/a.bin").content_string == "weights\n"
+    assert host.file("/srv/igh-nvme/datasets/b.csv").content_string == "rows\n"
+    assert not host.file(gens + "/vllm-0.19.0-py3.11-aaaaaaaaaaaa").exists  # a marked old one was pruned
+    assert host.file(gens + "/vllm-0.19.1-py3.11-bbbbbbbbbbbb").is_directory  # the rollback target was kept
+    assert not host.file("/etc/ansible/facts.d/inference_python_env.fact.prev").exists
+
+
+def test_generation_carries_the_collections_mark(host):
+    target = host.file(VENV).linked_to
+    assert host.file(target + "/.inference-gpu-host/created.json").is_file

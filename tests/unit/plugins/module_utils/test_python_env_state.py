@@ -125,6 +125,7 @@ def test_a_plain_venv_made_by_hand_is_adopted_not_settled():
     try:
         os.chmod(root, 0o755)
         _write(os.path.join(root, "ml-env", "pyvenv.cfg"), "version = 3.11.2\n")
+        _write(os.path.join(root, "ml-env", "bin", "python"), "")  # a venv (issue 27: adopt refuses a non-venv)
         plan = decide(read(root), wanted(root))
         assert not plan["settled"] and any(r.startswith("adopt") for r in plan["reasons"])
     finally:

@@ -6,6 +6,7 @@ from __future__ import absolute_import, division, print_function
 
 import json
 import os
+import sys
 
 from _module_runner import run_module
 
@@ -19,6 +20,7 @@ def run(tmp_path, args, check=False):
 
 def _venv(path, version="3.11.2", expected=None):
     os.makedirs(os.path.join(path, "bin"))
+    os.symlink(sys.executable, os.path.join(path, "bin", "python"))
     with open(os.path.join(path, "pyvenv.cfg"), "w") as handle:
         handle.write("home = /usr/bin\nversion_info = %s\n" % version)
     if expected is not None:

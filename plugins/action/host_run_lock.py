@@ -1,0 +1,148 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, inference.gpu_host contributors
+# Apache License 2.0 (see LICENSE)
+"""Action plugin of host_run_lock: the controller's half of the run lock (docs/locking.md).
+
+Only the controller can tell whether a run it started is still alive, so the waiting and the stale-lock decision
+happen here; every read and write of the record is the module's, on the host, under flock.
+"""
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+import getpass
+import os
+import re
+import socket
+import time
+
+from ansible import context
+from ansible.module_utils.common.text.converters import to_text
+from ansible.plugins.action import ActionBase
+from ansible.utils.display import Display
+
+from ansible_collections.inference.gpu_host.plugins.module_utils.run_lock import (
+    controller_identity, describe, holder_state, make_record, orphaned_workers, run_id)
+
+display = Display()
+
+MODULE = "inference.gpu_host.host_run_lock"
+MAX_TIMEOUT = 86400
+POLL = 2.0
+_ID = re.compile(r"^[A-Za-z0-9._-]{1,200}$")
+
+ARGUMENT_SPEC = dict(
+    state=dict(type="str", default="acquired", choices=["acquired", "released"]),
+    path=dict(type="path", default="/run/inference-gpu-host/run.lock"),
+    timeout=dict(type="int", default=0),
+    break_id=dict(type="str", default=""),
+)
+
+
+def this_run():
+    """The controller and the run: workers are forked from the ansible-playbook process for each task
+    (ansible.utils.multiprocessing: the 'fork' context), so the parent is the process that lives as long as the
+    run, the one whose death makes a lock stale."""
+    return controller_identity(os.getppid(), hostname=socket.gethostname())
+
+
+def _user():
+    try:
+        return getpass.getuser()
+    except Exception:  # pylint: disable=broad-except  # no passwd entry and no $USER: a container's uid
+        return "uid %d" % os.getuid()
+
+
+def _playbook():
+    """The playbook paths of this ansible-playbook command (never its other arguments: extra vars carry secrets)."""
+    args = context.CLIARGS.get("args") if context.CLIARGS else None
+    if not args:
+        return "?"
+    return " ".join(to_text(a) for a in args)
+
+
+class ActionModule(ActionBase):
+
+    TRANSFERS_FILES = False
+    _requires_connection = True
+
+    def run(self, tmp=None, task_vars=None):
+        task_vars = task_vars or {}
+        result = super(ActionModule, self).run(tmp, task_vars)
+        del tmp
+        validation, args = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC)
+        del validation
+        timeout, break_id = args["timeout"], args["break_id"] or ""
+        if not 0 <= timeout <= MAX_TIMEOUT:
+            return dict(result, failed=True,
+                        msg="timeout (run_lock_timeout): expected seconds from 0 to %d, got %d" % (MAX_TIMEOUT, timeout))
+        if break_id and not _ID.match(break_id):
+            return dict(result, failed=True,
+                        msg="break_id (run_lock_break): expected the id of a lock holder as a failure message names it "
+                            "(letters, digits, '.', '_', '-'), got %r" % (break_id,))
+        me = this_run()
+        my_id = run_id(me)
+        result.update(changed=False, id=my_id)
+        if self._play_context.check_mode:
+            # A drift check or an upgrade plan changes nothing: it neither needs nor takes the lock.
+            return dict(result, skipped=True, msg="check mode: the run lock is neither read nor taken")
+        common = dict(path=args["path"], timeout=timeout, break_id=break_id)
+        if args["state"] == "released":
+            out = self._execute_module(module_name=MODULE, module_args=dict(common, state="released", id=my_id),
+                                       task_vars=task_vars)
+            out["changed"] = False
+            return dict(result, **out)
+        record = make_record(me, _user(), _playbook(), to_text(task_vars.get("ansible_play_name", "")))
+        return dict(result, **self._acquire(args["path"], record, me, timeout, break_id, common, task_vars))
+
+    def _acquire(self, path, record, me, timeout, break_id, common, task_vars):
+        host = task_vars.get("inventory_hostname", "?")
+        started = time.time()
+        deadline = started + timeout
+        takeover, takeovers, announced = "", 0, False
+        while True:
+            out = self._execute_module(module_name=MODULE, task_vars=task_vars,
+                                       module_args=dict(common, state="acquired", record=record, takeover=takeover))
+            if out.get("failed"):
+                return out
+            out["changed"] = False
+            out["waited"] = round(time.time() - started, 1)
+            if out.get("acquired"):
+                gone = out.get("taken_over")
+                if gone:
+                    display.warning("%s: took over the run lock %s from %s" % (host, path, describe(gone)))
+                return out
+            holder = out.get("holder") or {}
+            takeover = ""
+            if holder.get("corrupt"):
+                if break_id and holder["id"] == break_id and takeovers < 3:
+                    takeover, takeovers = break_id, takeovers + 1
+                    continue
+                out.update(failed=True, msg=(
+                    "%s is not a lock that a run of this collection wrote, so no run can tell whether it is in use "
+                    "(id %s). Look at it, then move it away, or set run_lock_break=%s (host_run_lock break_id) to "
+                    "replace it. Nothing was changed." % (holder["corrupt"], holder["id"], holder["id"])))
+                return out
+            state = holder_state(holder, me)
+            if takeovers < 3 and (state == "dead" or (break_id and holder.get("id") == break_id)):
+                # A run of this controller whose process is gone (pid dead, pid reused, controller rebooted), or
+                # the holder named on purpose: replace exactly that record (the module checks the id under flock).
+                takeover, takeovers = holder["id"], takeovers + 1
+                continue
+            remaining = deadline - time.time()
+            if remaining <= 0:
+                where = {
+                    "alive": "a process that still runs on this controller",
+                    "orphaned": "a run whose ansible-playbook is gone but whose task process still runs on this "
+                                "controller (pids %s): the task it started may still be changing the host"
+                                % ", ".join(str(p) for p in orphaned_workers(holder, me)),
+                }.get(state, "another controller (this run cannot tell whether it is still alive)")
+                out.update(failed=True, msg=(
+                    "%s: the run lock %s is held by %s - %s. Waited %.0f s (run_lock_timeout=%d). Let that run "
+                    "finish (or set run_lock_timeout to wait for it); if it is gone for sure, set "
+                    "run_lock_break=%s (host_run_lock break_id) to take the lock from it. Nothing was changed."
+                    % (host, path, describe(holder), where, time.time() - started, timeout, holder.get("id"))))
+                return out
+            if not announced:
+                display.display("%s: waiting up to %d s for the run lock held by %s" % (host, timeout, describe(holder)))
+                announced = True
+            time.sleep(min(POLL, remaining))

@@ -1,0 +1,171 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, inference.gpu_host contributors
+# Apache License 2.0 (see LICENSE)
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+---
+module: host_run_lock
+short_description: One converge, upgrade or rollback of a host at a time - take or release the host's run lock
+version_added: "0.2.0"
+description:
+  - The lock is a JSON record at O(path) on the managed host (a tmpfs under C(/run), so a reboot frees it) naming the run
+    that holds it - the controller's hostname and machine-id, the C(ansible-playbook) process's pid and start time,
+    the user, the playbook and play, when it started. C(playbooks/site.yml) takes it before the roles and releases it
+    in an C(always) section, so a failed role releases it too (C(docs/locking.md) in the collection).
+  - O(state=acquired) takes the lock when it is free. A lock held by a run of THIS controller whose process is gone
+    (or whose pid now belongs to a process started at another time, or the controller rebooted) is stale and taken
+    over, once no task worker of that run still runs (a C(kill -9) of C(ansible-playbook) leaves the worker driving
+    its task). A holder on another controller is never assumed dead - the action waits up to O(timeout) seconds for it,
+    then fails naming the holder and its id; O(break_id) set to that id takes it over on purpose.
+  - O(state=released) removes the lock only when this run holds it; a lock held by another run, or none, is left as
+    it is.
+  - A lock path that is a symbolic link, a FIFO, a directory or a file that is not a run-lock record is never
+    followed, opened for writing or waited on - the action fails naming it and the id that O(break_id) takes to
+    replace it (never a directory, which is left to a person).
+  - In check mode nothing is read or taken (a drift check or an upgrade plan never needs the lock).
+  - Runs on the controller as an action plugin (liveness of a controller process can only be read there) that calls
+    the module of the same name on the host; every change on the host happens under C(flock) of the lock's directory.
+    The decisions are in C(plugins/module_utils/run_lock.py).
+author:
+  - inference.gpu_host contributors (!UNKNOWN)
+extends_documentation_fragment:
+  - inference.gpu_host._attributes
+  - inference.gpu_host._attributes.INFO_MODULE
+  - inference.gpu_host._attributes.PLATFORM_LINUX
+attributes:
+  check_mode:
+    details: Check mode neither reads nor takes the lock (a drift check never needs it).
+  diff_mode:
+    details: No diff - the lock is the run's bookkeeping, not configuration.
+  idempotent:
+    details:
+      - Taking and releasing report no change - a run leaves the host as it found it (the lock taken at its start is
+        released at its end), so a second converge stays C(changed=0).
+options:
+  state:
+    description: Take the lock (V(acquired)) or release it (V(released)).
+    type: str
+    choices: [acquired, released]
+    default: acquired
+  path:
+    description:
+      - The lock record on the host; absolute. Its directory is made (mode C(0700)) when absent and must belong to the
+        user the module runs as and not be writable by group or others.
+    type: path
+    default: /run/inference-gpu-host/run.lock
+  timeout:
+    description:
+      - Seconds to wait for a lock held by another live run before failing; V(0) fails at once. At most 86400.
+    type: int
+    default: 0
+  break_id:
+    description:
+      - The id of a holder to take the lock from on purpose (the id the failure message names) - a run of another
+        controller known to be gone, or a corrupt lock entry. Only that holder is replaced; a lock held by anything
+        else is not.
+    type: str
+    default: ""
+  record:
+    description: Set by the action plugin (this run's record); do not set it.
+    type: dict
+  takeover:
+    description: Set by the action plugin (the id of the holder to replace); do not set it.
+    type: str
+    default: ""
+  id:
+    description: Set by the action plugin (this run's id, for O(state=released)); do not set it.
+    type: str
+    default: ""
+"""
+
+EXAMPLES = r"""
+- name: Converge while holding the host's run lock
+  block:
+    - name: Take the run lock
+      inference.gpu_host.host_run_lock:
+        timeout: 60
+    - name: The roles
+      ansible.builtin.import_role:
+        name: inference.gpu_host.base
+  always:
+    - name: Release the run lock
+      inference.gpu_host.host_run_lock:
+        state: released
+"""
+
+RETURN = r"""
+id:
+  description: This run's id (the one a second run's failure names, and O(break_id) takes).
+  returned: always
+  type: str
+  sample: ctl-a-48213-3f9a0c11d2
+acquired:
+  description: With O(state=acquired), whether this run holds the lock now.
+  returned: when state is acquired
+  type: bool
+released:
+  description: With O(state=released), whether this run's lock was removed (false when it held none).
+  returned: when state is released
+  type: bool
+holder:
+  description: The record (or corrupt entry, C(corrupt) and C(id)) found at O(path) before the action, or null.
+  returned: always
+  type: dict
+taken_over:
+  description: The holder replaced (a dead run of this controller, or the one O(break_id) named), or null.
+  returned: when state is acquired
+  type: dict
+waited:
+  description: Seconds spent waiting for another run.
+  returned: when state is acquired
+  type: float
+"""
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.inference.gpu_host.plugins.module_utils.run_lock import (
+    RunLockError, acquire, release, validate_record)
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(
+            state=dict(type="str", default="acquired", choices=["acquired", "released"]),
+            path=dict(type="path", default="/run/inference-gpu-host/run.lock"),
+            timeout=dict(type="int", default=0),
+            break_id=dict(type="str", default=""),
+            record=dict(type="dict"),
+            takeover=dict(type="str", default=""),
+            id=dict(type="str", default=""),
+        ),
+        supports_check_mode=True,
+    )
+    p = module.params
+    path = p["path"]
+    if not path or not path.startswith("/") or path.endswith("/") or "\n" in path:
+        module.fail_json(msg="path: expected an absolute file path, got %r" % (path,))
+    if module.check_mode:
+        module.exit_json(changed=False, skipped=True, msg="check mode: the run lock is neither read nor taken")
+    try:
+        if p["state"] == "released":
+            if not p["id"]:
+                module.fail_json(msg="id: required with state=released (set by the action plugin)")
+            result = release(path, p["id"])
+            module.exit_json(changed=False, id=p["id"], **result)
+        record = p["record"]
+        reason = validate_record(record) if record is not None else "missing"
+        if reason:
+            module.fail_json(msg="record: not a run-lock record (%s); the host_run_lock action plugin sets it" % reason)
+        result = acquire(path, record, takeover=p["takeover"])
+        module.exit_json(changed=False, id=record["id"], **result)
+    except RunLockError as exc:
+        module.fail_json(msg=str(exc))
+    except OSError as exc:
+        module.fail_json(msg="run lock %s: %s" % (path, exc))
+
+
+if __name__ == "__main__":
+    main()
