@@ -44,8 +44,8 @@ _value:
   description:
     - C(wanted) (the source as the record keeps it), C(record) (the last placement's), C(place_reason),
       C(dir_changed), C(weights_there), C(placement_record) and C(placement_record_changed), C(config_decided),
-      C(config_probe), C(config_write), C(config_result), C(rollback_files), C(facts) and C(facts_write), and
-      C(noop) (nothing to do).
+      C(config_probe), C(config_write), C(config_result), C(rollback_files), C(facts) and C(facts_write),
+      C(noop) (nothing to do), and C(stale_rollback_copies) (C(.prev) copies an interrupted run left, to remove).
   type: dict
 """
 

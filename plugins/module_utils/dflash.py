@@ -42,8 +42,8 @@ import json
 import math
 import os
 import re
-import stat
 
+from ansible_collections.inference.gpu_host.plugins.module_utils.host_files import NotRegularFile, open_regular
 from ansible_collections.inference.gpu_host.plugins.module_utils.safetensors_header import (
     METADATA_KEY,
     json_nesting_depth,
@@ -279,9 +279,13 @@ def read_json_file(path):
     (json recurses once per level). Raises ValueError with a sentence on what is
     wrong, IOError/OSError when the file cannot be read.
     """
-    if not stat.S_ISREG(os.stat(path).st_mode):
+    # open_regular opens with O_NONBLOCK and checks what it opened: a FIFO swapped in after its stat
+    # cannot block the read.
+    try:
+        handle = open_regular(path)
+    except NotRegularFile:
         raise ValueError("not a regular file")
-    with open(path, "rb") as handle:
+    with handle:
         raw = handle.read(MAX_JSON_FILE_SIZE + 1)
     if len(raw) > MAX_JSON_FILE_SIZE:
         raise ValueError("larger than %d bytes" % MAX_JSON_FILE_SIZE)

@@ -21,6 +21,7 @@ import math
 import os
 import pwd
 import re
+import stat
 
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 from ansible_collections.inference.gpu_host.plugins.module_utils.dflash import (
@@ -61,6 +62,33 @@ def render_json(data):
 def read_record(path):
     """(record, warning): the last placement's record (a dict) or None when absent or unreadable, and why not."""
     return _read_record(path, "the weights are placed again")
+
+
+def prev_copies(paths):
+    """(copies, warnings): the rollback copies ``<path>.prev`` of ``paths`` that are regular files (not followed).
+
+    The role keeps them (config.json and the local facts record) for vllm_service, which removes them once
+    the new server is ready; a run stopped between the two leaves them behind. Only a regular file is
+    reported, so the role removes nothing else: a link, a directory or a FIFO of that name is not the role's
+    copy and is left alone, with a warning naming it.
+    """
+    copies, warnings = [], []
+    for path in paths:
+        if not path:
+            continue
+        copy = path + ".prev"
+        try:
+            mode = os.lstat(copy).st_mode
+        except OSError:
+            continue
+        if copy in copies:
+            continue
+        if stat.S_ISREG(mode):
+            copies.append(copy)
+        else:
+            warnings.append("%s is not a regular file, so it is not the drafter role's rollback copy: left alone"
+                            % copy)
+    return copies, warnings
 
 
 def _is_number(value):
@@ -393,7 +421,8 @@ def plan(state, wanted, source_stat=None):
     controller). Returns wanted (the source as recorded), record (the last placement's), place_reason,
     dir_changed, weights_there, placement_record (+ _changed), config_decided, config_probe (run the
     module in check mode after a placement), config_write, config_result, rollback_files (when decided),
-    facts (+ facts_write), and noop.
+    facts (+ facts_write), noop, and stale_rollback_copies (the ``.prev`` copies to remove: those the state
+    read found, on a run that does not rewrite config.json).
     """
     if not isinstance(state, dict) or "weights" not in state or "config" not in state:
         raise DrafterStateError("drafter_plan: expected the result of inference.gpu_host.drafter_host_state, "
@@ -457,4 +486,8 @@ def plan(state, wanted, source_stat=None):
     }
     out["noop"] = not (dir_changed or place or placement_record_changed or config_write or
                        (weights_there and facts_write))
+    # Rollback copies left by a run stopped before vllm_service removed them: stale once this run does not
+    # rewrite config.json (its rollback then puts back nothing of the drafter's: rollback_files is empty).
+    out["stale_rollback_copies"] = (list(state.get("prev_copies") or [])
+                                    if decided and not config_changed else [])
     return out

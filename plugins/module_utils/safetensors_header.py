@@ -27,9 +27,10 @@ __metaclass__ = type
 import collections
 import json
 import os
-import re
-import stat
 import struct
+
+from ansible_collections.inference.gpu_host.plugins.module_utils.host_files import NotRegularFile, json_depth, open_regular
+
 
 MAX_HEADER_SIZE = 100 * 1000 * 1000  # the safetensors library's own limit (100 MB)
 # A header is an object of tensor entries (objects holding a shape list) plus
@@ -77,30 +78,19 @@ class SafetensorsHeaderError(ValueError):
     """A safetensors header (or checkpoint layout) that cannot be trusted."""
 
 
-# One JSON string (escapes and all, so brackets in tensor names do not count) or one bracket.
-_STRING_OR_BRACKET = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]', re.DOTALL)
-
-
 def json_nesting_depth(text, limit=None):
     """How many objects/arrays deep JSON ``text`` nests, from a scan of its brackets outside strings.
 
-    Cheap and not recursive. With ``limit``, stops as soon as the depth passes it
-    (the result is then ``limit + 1``). On invalid JSON the count after the first
-    error may be off, but json stops at that error too, so a text whose count is
-    within a limit never makes json recurse deeper than it.
+    The scan is host_files.json_depth (the collection's one home of the JSON depth bound): not
+    recursive and linear in the text, whatever it holds (an unterminated string such as
+    '"\\"\\"\\"...' included). With ``limit``, the result is capped at ``limit + 1`` (more than the
+    limit, as before). On invalid JSON the count after the first error may be off, but json stops
+    at that error too, so a text whose count is within a limit never makes json recurse deeper than it.
     """
-    depth = deepest = 0
-    for match in _STRING_OR_BRACKET.finditer(text):
-        char = match.group()[0]
-        if char in "[{":
-            depth += 1
-            if depth > deepest:
-                deepest = depth
-                if limit is not None and deepest > limit:
-                    return deepest
-        elif char in "]}":
-            depth -= 1
-    return deepest
+    depth = json_depth(text)
+    if limit is not None and depth > limit:
+        return limit + 1
+    return depth
 
 
 def _check_unicode(path, what, text):
@@ -170,21 +160,22 @@ def _validate_entry(path, name, entry):
     return TensorInfo(dtype, tuple(shape)), (offsets[0], offsets[1])
 
 
-def _require_regular_file(path):
-    # Opening a FIFO blocks and a device never ends: only plain files are read.
+def _open_regular(path):
+    # Opening a FIFO blocks and a device never ends: only plain files are read. open_regular opens
+    # with O_NONBLOCK and checks what it opened, so a FIFO swapped in after a stat cannot block either.
     try:
-        mode = os.stat(path).st_mode
+        return open_regular(path)
+    except NotRegularFile:
+        raise SafetensorsHeaderError("%s: cannot read: not a regular file" % path)
     except (IOError, OSError) as exc:
         raise SafetensorsHeaderError("%s: cannot read: %s" % (path, exc))
-    if not stat.S_ISREG(mode):
-        raise SafetensorsHeaderError("%s: cannot read: not a regular file" % path)
 
 
 def _read_raw(path):
     """Return (header bytes, size of the data region) reading only the header."""
-    _require_regular_file(path)
+    handle = _open_regular(path)
     try:
-        with open(path, "rb") as handle:
+        with handle:
             file_size = os.fstat(handle.fileno()).st_size
             prefix = handle.read(8)
             if len(prefix) < 8:
@@ -285,9 +276,9 @@ def tensor_names(header):
 
 
 def _read_index(directory, index_path):
-    _require_regular_file(index_path)
+    handle = _open_regular(index_path)
     try:
-        with open(index_path, "rb") as handle:
+        with handle:
             raw = handle.read(MAX_INDEX_SIZE + 1)
     except (IOError, OSError) as exc:
         raise SafetensorsHeaderError("%s: cannot read: %s" % (index_path, exc))

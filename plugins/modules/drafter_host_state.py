@@ -13,7 +13,7 @@ description:
   - Reads the drafter directory's owner, group and mode, a stat of the installed weights (size and mtime, never
     their bytes), the record of the last placement (parsed, with its SHA-256, owner, group and mode), the
     local facts file (SHA-256, owner, group, mode), whether the target's C(config.json) and the drafter's
-    C(config.json) exist, and a stat of a source file on the host.
+    C(config.json) exist, a stat of a source file on the host, and which rollback copies (C(.prev)) exist.
   - With O(config), also whether M(inference.gpu_host.dflash_drafter_config) given these options would change
     C(config.json) (content, owner, group or mode), and the result it would return - the same derivation from
     the same safetensors header and target config, without writing anything. Where it cannot tell (the module
@@ -109,6 +109,17 @@ config_json_exists:
   description: Whether the C(dest) of O(config) exists (false without O(config)).
   type: bool
   returned: always
+prev_copies:
+  description:
+    - The rollback copies C(<config.json>.prev) (the C(dest) of O(config)) and C(<facts>.prev) that exist as
+      regular files. The drafter role keeps them for vllm_service, which removes them once the new server is
+      ready; a run stopped in between leaves them, and the next run that does not rewrite C(config.json)
+      removes them.
+    - A link, directory or other file of that name is not listed (the role removes nothing else); a warning
+      names it.
+  type: list
+  elements: str
+  returned: always
 config:
   description:
     - C(decided) (whether it could tell), C(changed) (config.json would change), C(reason) (why it could not
@@ -121,7 +132,7 @@ import os
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.inference.gpu_host.plugins.module_utils.drafter_state import (
-    config_state, read_record, stat_path, validate_config_options)
+    config_state, prev_copies, read_record, stat_path, validate_config_options)
 
 PATHS = ("dest_dir", "weights", "record", "facts", "target_config", "source")
 
@@ -161,8 +172,15 @@ def main():
                 for message in config["warnings"]:
                     module.warn(message)
             config.pop("warnings", None)
+    # The rollback copies the role keeps of config.json and of the local facts (configure.yml).
+    dest = (params["config"] or {}).get("dest")
+    copies, copy_warnings = prev_copies([dest if isinstance(dest, str) and os.path.isabs(dest) else None,
+                                         params["facts"]])
+    for message in copy_warnings:
+        module.warn(message)
     module.exit_json(
         changed=False,
+        prev_copies=copies,
         dest_dir=stat_path(params["dest_dir"]),
         weights=stat_path(params["weights"]),
         source=stat_path(params["source"]) if params["source"] else None,

@@ -18,6 +18,9 @@ description:
     (a missing C(flash_attn.ops), out of memory, no GPU, port in use, a misspelt flag ...) come with a hint.
   - Read-only. It never fails because a cause was found; it fails only when the log cannot be read, or when an
     option is not what it expects (the message names the option and what was expected).
+  - With O(unit), when no cause is found and C(systemd-journald.service) is not running (journalctl then
+    answers "no entries" with exit status 0), RV(message) says the journal is unavailable and why, and
+    RV(journal_unavailable) holds the reason, as M(inference.gpu_host.vllm_wait_ready) does.
   - Logs of any size and encoding are read line by line with bounded memory, decoded as UTF-8 with replacement;
     what is returned is capped (lines at 2000 characters, RV(message) at 5000) and always valid UTF-8, and
     RV(truncated) says whether anything was shortened.
@@ -173,7 +176,10 @@ lines_cut:
   type: int
   sample: 0
 message:
-  description: "One line, C(<unit> failed: <cause> — hint: <hint>); at most 5000 characters."
+  description:
+    - "One line, C(<unit> failed: <cause> — hint: <hint>); at most 5000 characters."
+    - "With no cause: C(<unit>: no root cause found in its log (see relevant_lines)), or C(<unit>: the journal is
+      unavailable (<why>), so no root cause could be read) (see RV(journal_unavailable))."
   returned: always
   type: str
 source:
@@ -185,6 +191,14 @@ invocation_id:
   description: The invocation read, when a unit's journal was read by invocation id.
   returned: when O(unit) is given
   type: str
+journal_unavailable:
+  description:
+    - With O(unit) and no cause found, why the journal could not give one (C(systemd-journald.service) is not
+      running, so nothing the unit printed was kept); RV(message) then says C(the journal is unavailable (...))
+      as M(inference.gpu_host.vllm_wait_ready) does, rather than "no root cause found in its log".
+  returned: with O(unit), when no cause was found and the journal is unavailable
+  type: str
+  sample: systemd-journald.service is inactive/dead, so nothing the unit printed was kept
 """
 
 import os
@@ -193,6 +207,7 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.inference.gpu_host.plugins.module_utils.vllm_log import (
     MAX_JOURNAL_LINES,
+    MAX_MESSAGE_CHARS,
     MAX_RELEVANT_LINES,
     UnitJournal,
     VllmLogError,
@@ -224,12 +239,25 @@ def check_params(p):
     return errors
 
 
+def journal_unavailable(journal):
+    """Why the unit's journal could not hold the cause (journald stopped: journalctl then answers "no entries"
+    with exit status 0, which is no evidence), or None; as vllm_wait_ready says it."""
+    try:
+        return journal.unavailable()
+    except (VllmLogError, IOError, OSError) as e:
+        return safe_text(str(e), 1000)
+
+
 def read_cause(module, p, result):
     """(root cause, source description, label for the message), reading the journal, the file or the text."""
     if p["unit"]:
-        cause, info = UnitJournal(module, p["unit"]).root_cause(p["invocation_id"], p["since"], p["journal_lines"],
-                                                                p["max_lines"])
+        journal = UnitJournal(module, p["unit"])
+        cause, info = journal.root_cause(p["invocation_id"], p["since"], p["journal_lines"], p["max_lines"])
         result["invocation_id"] = info["invocation_id"]
+        if not cause.get("found"):
+            unavailable = journal_unavailable(journal)
+            if unavailable:
+                result["journal_unavailable"] = unavailable
         return cause, info["description"], p["unit"]
     if p["path"]:
         with open_log_file(p["path"], "path") as log:
@@ -271,6 +299,9 @@ def main():
     result.update(cause)
     result["source"] = safe_text(source)
     result["message"] = failure_message(safe_text(label), cause)
+    if result.get("journal_unavailable"):
+        result["message"] = safe_text("%s: the journal is unavailable (%s), so no root cause could be read" % (
+            safe_text(label, 300), result["journal_unavailable"]), MAX_MESSAGE_CHARS)
     module.exit_json(**result)
 
 

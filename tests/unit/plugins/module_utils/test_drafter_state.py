@@ -348,3 +348,69 @@ def test_plan_properties(weights, record_file, facts, dest_dir, config, check, r
         assert not (plan["place_reason"] or plan["config_write"] or plan["dir_changed"]
                     or plan["placement_record_changed"])
     json.dumps(plan)  # plain data, for set_fact
+
+
+# ---------------------------------------------------------------- stale rollback copies (issue 27)
+
+def test_prev_copies_lists_only_regular_files(host):
+    config, facts = host["params"]["dest"], host["facts"]
+    assert ds.prev_copies([config, facts, None]) == ([], [])
+    with open(config + ".prev", "w") as handle:
+        handle.write("{}\n")
+    os.makedirs(os.path.dirname(facts))
+    os.mkdir(facts + ".prev")  # not the role's copy: never listed, so never removed
+    copies, warnings = ds.prev_copies([config, facts, config])
+    assert copies == [config + ".prev"]
+    assert warnings == ["%s.prev is not a regular file, so it is not the drafter role's rollback copy: left alone"
+                        % facts]
+    os.rmdir(facts + ".prev")
+    os.symlink(config + ".prev", facts + ".prev")  # a link is not followed
+    os.mkfifo(config + ".prev.prev")
+    assert ds.prev_copies([facts, config + ".prev"])[0] == []
+
+
+def _probe_with_copies(host, check_mode=False):
+    state = _probe(host, check_mode)
+    state["prev_copies"] = ds.prev_copies([host["params"]["dest"], host["facts"]])[0]
+    return state
+
+
+def test_stale_rollback_copies_are_removed_by_a_run_that_keeps_config_json(host, monkeypatch):
+    monkeypatch.setattr(ds, "FACTS_FILE", {"owner": ME, "group": MY_GROUP, "mode": "0644"})
+    wanted = _wanted(host)
+    record = os.path.join(str(host["dest"]), ".inference-gpu-host-source.json")
+    weights = ds.stat_path(host["weights"])
+    with open(record, "w") as handle:
+        handle.write(to_nice_json(dict(ds.wanted_source(wanted, None),
+                                       installed={"size": weights["size"], "mtime": weights["mtime"]})) + "\n")
+    os.chmod(record, 0o644)
+    _converge(host, wanted, ds.plan(_probe_with_copies(host), wanted))
+    settled = ds.plan(_probe_with_copies(host), wanted)
+    assert settled["noop"] and settled["stale_rollback_copies"] == []  # a clean host: nothing to remove
+
+    # A run stopped between the drafter (which kept both copies) and vllm_service (which removes them).
+    copies = [host["params"]["dest"] + ".prev", host["facts"] + ".prev"]
+    for path in copies:
+        with open(path, "w") as handle:
+            handle.write("{}\n")
+    plan = ds.plan(_probe_with_copies(host), wanted)
+    assert plan["noop"] and plan["stale_rollback_copies"] == copies and plan["rollback_files"] == []
+    # check mode says the same (the file task reports what it would remove)
+    check = ds.plan(_probe_with_copies(host, check_mode=True), dict(wanted, check_mode=True))
+    assert check["stale_rollback_copies"] == copies
+
+    # A run that rewrites config.json keeps new copies over them: nothing is removed beforehand.
+    host["params"] = dict(host["params"], vllm_version="0.20.1")
+    plan = ds.plan(_probe_with_copies(host), wanted)
+    assert plan["config_write"] and plan["stale_rollback_copies"] == []
+    assert plan["rollback_files"] == [host["params"]["dest"], host["facts"]]
+    host["params"] = dict(host["params"], vllm_version="0.22.0")
+
+    # New weights: the module decides config.json after the placement, so nothing is called stale.
+    os.utime(host["weights"], (1, 1))
+    plan = ds.plan(_probe_with_copies(host), wanted)
+    assert not plan["config_decided"] and plan["stale_rollback_copies"] == []
+
+    # A state read without the key (an older module) removes nothing.
+    state = _probe(host)
+    assert ds.plan(state, wanted)["stale_rollback_copies"] == []

@@ -149,7 +149,8 @@ def test_seed_sized_sparse_file_agrees_and_reads_only_the_header(tmp_path, monke
         def __exit__(self, *exc):
             self.handle.close()
 
-    monkeypatch.setattr(sh, "open", lambda *a, **k: Counting(real_open(*a, **k)), raising=False)
+    real_open_regular = sh.open_regular  # every read of a header goes through it (never a FIFO)
+    monkeypatch.setattr(sh, "open_regular", lambda path: Counting(real_open_regular(path)))
     header = read_header(path)
     monkeypatch.undo()
     (length,) = struct.unpack("<Q", real_open(path, "rb").read(8))

@@ -96,3 +96,19 @@ def test_bad_options_fail_naming_them(host):
         assert result["failed"] and "%s must be an absolute path" % option in result["msg"], result
     result = probe(tmp_path, dict(args, config=dict(args["config"], bogus_igh=1)))
     assert not result.get("failed") and "bogus_igh" in result["config"]["reason"]
+
+
+def test_reports_the_rollback_copies_it_finds(host):
+    tmp_path, args = host
+    assert probe(tmp_path, args)["prev_copies"] == []
+    config_prev, facts_prev = args["config"]["dest"] + ".prev", args["facts"] + ".prev"
+    with open(config_prev, "w") as handle:
+        handle.write("{}\n")
+    os.mkdir(facts_prev)  # not the role's copy
+    state = probe(tmp_path, args)
+    assert state["prev_copies"] == [config_prev]
+    assert "%s is not a regular file" % facts_prev in repr(state.get("warnings")), state
+    os.rmdir(facts_prev)
+    with open(facts_prev, "w") as handle:
+        handle.write("{}\n")
+    assert probe(tmp_path, args, check=True)["prev_copies"] == [config_prev, facts_prev]

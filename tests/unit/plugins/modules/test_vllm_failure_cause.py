@@ -278,3 +278,47 @@ def test_options_that_need_another(tmp_path, args, message):
     res = run_module(tmp_path, args)
     assert res["failed"] is True
     assert message in res["msg"]
+
+
+# ---- the journal unavailable (issue 27: it said "no root cause found in its log") ----------------------
+
+def _journal_stubs(tmp_path, journald, journalctl="exit 0\n"):
+    """systemctl answering for the unit and for systemd-journald.service, and journalctl as given."""
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    _stub(bindir / "systemctl", """
+case "$*" in
+  *systemd-journald.service*) echo ActiveState=%s; echo SubState=%s ;;
+  *) echo 0123456789abcdef0123456789abcdef ;;
+esac
+""" % journald)
+    _stub(bindir / "journalctl", journalctl)
+    return {"PATH": "%s:%s" % (bindir, os.environ.get("PATH", ""))}
+
+
+def test_journald_stopped_says_the_journal_is_unavailable(tmp_path):
+    # journalctl with journald stopped: "-- No entries --" (left out by -q) and exit status 0
+    res = run_module(tmp_path, {"unit": "vllm@tiny.service"}, env_extra=_journal_stubs(tmp_path, ("inactive", "dead")))
+    assert not res.get("failed"), res
+    assert res["found"] is False and res["lines_read"] == 0
+    assert res["message"] == (
+        "vllm@tiny.service: the journal is unavailable (systemd-journald.service is inactive/dead, so nothing the "
+        "unit printed was kept), so no root cause could be read")
+    assert res["journal_unavailable"] == (
+        "systemd-journald.service is inactive/dead, so nothing the unit printed was kept")
+    assert "no root cause found in its log" not in res["message"]
+
+
+def test_an_empty_journal_with_journald_running_says_no_cause_found(tmp_path):
+    res = run_module(tmp_path, {"unit": "vllm@tiny.service"}, env_extra=_journal_stubs(tmp_path, ("active", "running")))
+    assert not res.get("failed"), res
+    assert res["message"] == "vllm@tiny.service: no root cause found in its log (see relevant_lines)"
+    assert "journal_unavailable" not in res
+
+
+def test_a_cause_found_is_given_even_with_journald_stopped(tmp_path):
+    # what the journal still holds of this invocation is evidence: journald's state is asked only without a cause
+    log = os.path.join(LOGS, "cpu-0.32.0-drafter-fc-width-mismatch.log")
+    res = run_module(tmp_path, {"unit": "vllm@tiny.service"},
+                     env_extra=_journal_stubs(tmp_path, ("inactive", "dead"), "cat %s\n" % log))
+    assert res["hint_id"] == "weight_shape_mismatch" and "journal_unavailable" not in res
