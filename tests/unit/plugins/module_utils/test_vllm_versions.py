@@ -85,10 +85,10 @@ def test_ids_shift_without_dflash_is_an_error(version):
     assert version in str(err.value) and "no DFlash" in str(err.value) and ">= 0.22.0" in str(err.value)
 
 
-@pytest.mark.parametrize("version", ["0.40.0", "1.2.0", "0.34.0"])
+@pytest.mark.parametrize("version", ["0.40.0", "1.2.0", "0.35.0"])
 def test_newer_unknown_version_gets_newest_known_behaviour_and_says_so(version):
     info = vv.behaviour(version)
-    newest = vv.behaviour("0.33.0")
+    newest = vv.behaviour("0.34.0")
     assert not info["known"]
     assert (info["ids_shift"], info["sliding_window"], info["fc_width_check"]) == (
         newest["ids_shift"], newest["sliding_window"], newest["fc_width_check"])
@@ -97,7 +97,7 @@ def test_newer_unknown_version_gets_newest_known_behaviour_and_says_so(version):
 
 
 def test_unchecked_gap_version_says_so():
-    # 0.19 - 0.33 were all read: a gap exists only in a table checked with holes, as here.
+    # 0.19 - 0.34 were all read: a gap exists only in a table checked with holes, as here.
     parsed = vv.parse_version("0.30.1")
     notes = vv._notes(parsed, vv._row_for(parsed.release), frozenset([(0, 29), (0, 31)]))
     assert notes == ["vLLM 0.30.x was not checked: treated as its neighbours (0.29.0 - 0.31.x)"]
