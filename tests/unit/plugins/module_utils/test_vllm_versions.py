@@ -203,6 +203,9 @@ def test_entry_point():
     assert cpu["model_arg"] == "--model"
     gpu = vv.entry_point("0.20.1", "vllm", venv="/opt/vllm")
     assert gpu["argv"] == ["/opt/vllm/bin/vllm", "serve"] and gpu["model_arg"] == "positional"
+    # The import check of a new generation: `vllm serve --version` is refused by vLLM's parser.
+    assert gpu["check_argv"] == ["/opt/vllm/bin/vllm", "--version"]
+    assert cpu["check_argv"] == cpu["argv"] + ["--help"]
     assert vv.entry_point("0.22.0")["argv"] == ["vllm", "serve"]
     with pytest.raises(VllmVersionError):
         vv.entry_point("garbage", "vllm")
