@@ -3,7 +3,7 @@
 
 Three ways of learning a safetensors checkpoint's tensor names, shapes and dtypes:
 
-  ours       plugins/module_utils/safetensors_header.py read_header(path): stdlib, header only
+  ours       plugins/module_utils/_drafter/headers.py read_header(path): stdlib, header only
   safe_open  safetensors.safe_open(path): keys + get_slice(k).get_shape()/get_dtype(), no data
   full load  safetensors.numpy.load_file(path): every tensor in memory (files up to --max-load)
 
@@ -41,7 +41,7 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, ".collections"))
 
-from ansible_collections.inference.gpu_host.plugins.module_utils.safetensors_header import (  # noqa: E402
+from ansible_collections.inference.gpu_host.plugins.module_utils._drafter.headers import (  # noqa: E402
     METADATA_KEY, read_header)
 
 try:

@@ -35,7 +35,7 @@ Findings (exit 1):
   * a control character (a newline, a carriage return, NUL ...) in any string of
     a ``vllm_service_*`` value: those are rendered into the systemd unit and its
     environment file, where a newline would start a directive of its own; and
-    whatever module_utils/vllm_unit.py's check_unit_value (the role's own check of
+    whatever module_utils/_vllm/unit.py's check_unit_value (the role's own check of
     what it renders there) refuses;
   * a host defined in two inventory files of one inventory (Ansible merges both
     definitions silently);
@@ -110,7 +110,7 @@ MAX_YAML_NODES = 200000          # nodes as written (an inventory file has hundr
 MAX_YAML_EXPANSION = 10000       # nodes that exist only by expanding aliases
 MAX_YAML_DEPTH = 100             # levels of nesting (Python's own readers recurse per level)
 # What the vllm_service role renders into its unit and environment file: no control character may reach them
-# (C0, DEL, C1, line and paragraph separators, lone surrogates), as module_utils/vllm_unit.py refuses them too.
+# (C0, DEL, C1, line and paragraph separators, lone surrogates), as module_utils/_vllm/unit.py refuses them too.
 UNIT_PREFIX = "vllm_service_"
 CONTROL = re.compile(u"[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
 _FAST_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when PyYAML has it: the same events
@@ -630,10 +630,10 @@ def _number_type(value):
 
 
 def _unit_checker():
-    """module_utils/vllm_unit.py's own check of a value rendered into the unit, when this checkout has it
+    """module_utils/_vllm/unit.py's own check of a value rendered into the unit, when this checkout has it
     (check_unit_value(variable, value) -> None or the message), else None and the control-character check here."""
     try:
-        from ansible_collections.inference.gpu_host.plugins.module_utils import vllm_unit  # pylint: disable=import-outside-toplevel
+        from ansible_collections.inference.gpu_host.plugins.module_utils._vllm import unit as vllm_unit  # pylint: disable=import-outside-toplevel
     except ImportError:
         return None
     return getattr(vllm_unit, "check_unit_value", None)

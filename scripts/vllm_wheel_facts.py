@@ -11,7 +11,7 @@
 The release is a wheel (a zip), an unpacked wheel directory, or an excerpts file written by
 --extract (the test fixtures): only the lines this reader looks at, file by file. Every fact comes
 from the release's own text, read with regular expressions over those lines; vLLM is never imported.
-The columns are those of plugins/module_utils/vllm_versions.py (_ROW_KEYS), plus facts the table
+The columns are those of plugins/module_utils/_vllm/versions.py (_ROW_KEYS), plus facts the table
 does not hold (the runners present, the log line texts, flash_attn imports, drafter classes, the
 API-key guarded prefixes, the entry point, the gpu_memory_utilization default).
 
@@ -414,9 +414,9 @@ def _gpu_memory_default(text):
 def table_row(version):
     """The table's row (columns of _ROW_KEYS) for ``version`` and whether its series was checked."""
     here = os.path.dirname(os.path.abspath(__file__))
-    sys.path.insert(0, os.path.join(os.path.dirname(here), "plugins", "module_utils"))
+    sys.path.insert(0, os.path.join(os.path.dirname(here), "plugins", "module_utils", "_vllm"))
     try:
-        import vllm_versions  # the table is stdlib only, importable on its own
+        import versions as vllm_versions  # the table is stdlib only, importable on its own
     finally:
         sys.path.pop(0)
     info = vllm_versions.behaviour(version)

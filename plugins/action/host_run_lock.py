@@ -20,7 +20,7 @@ from ansible.module_utils.common.text.converters import to_text
 from ansible.plugins.action import ActionBase
 from ansible.utils.display import Display
 
-from ansible_collections.inference.gpu_host.plugins.module_utils.run_lock import (
+from ansible_collections.inference.gpu_host.plugins.module_utils._host.run_lock import (
     controller_identity, describe, holder_state, make_record, orphaned_workers, run_id)
 
 display = Display()

@@ -29,7 +29,7 @@ description:
     (C(--api-key X), C(--api-key=X), an abbreviation such as C(--api-ke X) or C(--hf-tok=X), C(--api_key), and the
     same in a unit's ExecStart or a JSON argv), C(Authorization: Bearer X) (a header, a curl argument, a JSON entry),
     a bare C(Bearer X), Hugging Face C(hf_...) tokens and the password of a URL. The rule is the vllm_service role's
-    own guard on extra arguments (C(module_utils/redaction.py)); quotes around a masked value are kept."
+    own guard on extra arguments (C(module_utils/_common/redaction.py)); quotes around a masked value are kept."
   - Handlers are skipped (in a check run they only say what a restart would do), and so are tasks that did not
     run in check mode unless they report a change, which marks the host as failed, because the check was then
     not read-only.
@@ -91,7 +91,7 @@ from ansible.plugins.callback import CallbackBase
 # What counts as a credential, and how its value is masked, has one home shared with the
 # vllm_service role's guard on extra arguments: what the guard refuses (--api-ke, --hf_tok=...)
 # is what the report masks. redact is this plugin's name for it (tests import it from here).
-from ansible_collections.inference.gpu_host.plugins.module_utils.redaction import redact, redact_data
+from ansible_collections.inference.gpu_host.plugins.module_utils._common.redaction import redact, redact_data
 
 try:
     from ansible.playbook.handler import Handler

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, inference.gpu_host contributors
 # Apache License 2.0 (see LICENSE)
-"""The base role's decisions, through module_utils/base_state.py."""
+"""The base role's decisions, through module_utils/_host/base_state.py."""
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
@@ -53,7 +53,7 @@ from ansible.errors import AnsibleFilterError
 
 
 def base_plan(state, wanted):
-    from ansible_collections.inference.gpu_host.plugins.module_utils.base_state import BaseStateError, ca_certificates, plan
+    from ansible_collections.inference.gpu_host.plugins.module_utils._host.base_state import BaseStateError, ca_certificates, plan
     if not isinstance(wanted, dict):
         raise AnsibleFilterError("base_plan: wanted must be a mapping, got %.80r" % (wanted,))
     try:

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, inference.gpu_host contributors
 # Apache License 2.0 (see LICENSE)
-"""The drafter role's placement decision, through module_utils/drafter_placement.py."""
+"""The drafter role's placement decision, through module_utils/_drafter/placement.py."""
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
@@ -47,7 +47,7 @@ from ansible.errors import AnsibleFilterError
 
 
 def drafter_place_reason(record, wanted, dest_stat):
-    from ansible_collections.inference.gpu_host.plugins.module_utils.drafter_placement import place_reason
+    from ansible_collections.inference.gpu_host.plugins.module_utils._drafter.placement import place_reason
     if not isinstance(record, dict):
         record = {}  # a record broken on the host is no record: the weights are placed again
     for name, value in (("wanted", wanted), ("dest_stat", dest_stat)):

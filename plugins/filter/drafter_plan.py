@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, inference.gpu_host contributors
 # Apache License 2.0 (see LICENSE)
-"""The drafter role's decisions, through module_utils/drafter_state.py."""
+"""The drafter role's decisions, through module_utils/_drafter/state.py."""
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
@@ -55,7 +55,7 @@ from ansible.errors import AnsibleFilterError
 
 
 def drafter_plan(state, wanted):
-    from ansible_collections.inference.gpu_host.plugins.module_utils.drafter_state import DrafterStateError, plan, stat_path
+    from ansible_collections.inference.gpu_host.plugins.module_utils._drafter.state import DrafterStateError, plan, stat_path
     if not isinstance(wanted, dict):
         raise AnsibleFilterError("drafter_plan: wanted must be a mapping, got %.80r" % (wanted,))
     try:

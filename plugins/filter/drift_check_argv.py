@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, inference.gpu_host contributors
 # Apache License 2.0 (see LICENSE)
-"""The drift_schedule role's command line, through module_utils/drift_check_cli.py."""
+"""The drift_schedule role's command line, through module_utils/_drift/cli.py."""
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
@@ -57,7 +57,7 @@ from ansible.errors import AnsibleFilterError
 
 
 def drift_check_argv(settings):
-    from ansible_collections.inference.gpu_host.plugins.module_utils.drift_check_cli import DriftCheckCliError, drift_check_argv as _drift_check_argv
+    from ansible_collections.inference.gpu_host.plugins.module_utils._drift.cli import DriftCheckCliError, drift_check_argv as _drift_check_argv
     if not isinstance(settings, dict):
         raise AnsibleFilterError("drift_check_argv: expected a mapping of drift_schedule settings, got %r" % (settings,))
     try:

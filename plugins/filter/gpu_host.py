@@ -23,7 +23,7 @@ _WHEEL = re.compile(
 
 
 def _flash_attn_gate(gpus, flash_attn_major):
-    from ansible_collections.inference.gpu_host.plugins.module_utils.gpu_facts import GpuFactsError, flash_attn_gate
+    from ansible_collections.inference.gpu_host.plugins.module_utils._gpu.facts import GpuFactsError, flash_attn_gate
     try:
         return flash_attn_gate(gpus or [], flash_attn_major)
     except GpuFactsError as exc:
@@ -66,10 +66,10 @@ def _systemd_quote(arg):
         raise AnsibleFilterError(
             "systemd_quote: expected a string or a number for one command-line argument, got %s %s"
             % (type(arg).__name__, _value_start(arg)))
-    # One definition of what no unit line may hold, and of the quoting (module_utils/vllm_unit.py):
+    # One definition of what no unit line may hold, and of the quoting (module_utils/_vllm/unit.py):
     # a newline or CR would end the line and start a new directive (ExecStartPre=), NUL ends it for
     # systemd's reader; such a value is refused rather than escaped.
-    from ansible_collections.inference.gpu_host.plugins.module_utils.vllm_unit import UNSAFE, exec_word
+    from ansible_collections.inference.gpu_host.plugins.module_utils._vllm.unit import UNSAFE, exec_word
     text = str(arg)
     bad = UNSAFE.search(text)
     if bad:
@@ -118,7 +118,7 @@ def _file_fingerprint(files):
 
 def _dflash_stale_ids(config, vllm_version):
     """The drift check's message when a drafter config.json was written for another vLLM, else ''."""
-    from ansible_collections.inference.gpu_host.plugins.module_utils.dflash import stale_ids_message
+    from ansible_collections.inference.gpu_host.plugins.module_utils._drafter.dflash import stale_ids_message
     if not isinstance(config, dict):
         raise AnsibleFilterError("dflash_stale_ids: expected the parsed config.json (a dict), got %s" % type(config).__name__)
     return stale_ids_message(config, str(vllm_version)) or ""
@@ -126,7 +126,7 @@ def _dflash_stale_ids(config, vllm_version):
 
 def _vllm_version_table(version, distribution="vllm"):
     """What the versions table says of a pinned vLLM, read on the controller (no round trip)."""
-    from ansible_collections.inference.gpu_host.plugins.module_utils.vllm_versions import VllmVersionError, behaviour, known_problems
+    from ansible_collections.inference.gpu_host.plugins.module_utils._vllm.versions import VllmVersionError, behaviour, known_problems
     try:
         return {"version": str(version), "distribution": distribution, "behaviour": behaviour(str(version)),
                 "known_problems": known_problems(str(version), distribution)}

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, inference.gpu_host contributors
 # Apache License 2.0 (see LICENSE)
-"""The lxc_gpu role's bookkeeping decisions (module_utils/lxc_gpu_state.py) as Jinja filters.
+"""The lxc_gpu role's bookkeeping decisions (module_utils/_gpu/lxc_state.py) as Jinja filters.
 
 Each filter is documented in <filter name>.yml beside this file (ansible-doc -t filter).
 """
@@ -16,8 +16,8 @@ from ansible.errors import AnsibleFilterError
 
 
 def _call(name, function, *args):
-    from ansible_collections.inference.gpu_host.plugins.module_utils.lxc_gpu_state import LxcGpuStateError
-    from ansible_collections.inference.gpu_host.plugins.module_utils.plain_data import plain
+    from ansible_collections.inference.gpu_host.plugins.module_utils._gpu.lxc_state import LxcGpuStateError
+    from ansible_collections.inference.gpu_host.plugins.module_utils._common.plain_data import plain
     try:
         return function(*[plain(a) for a in args])
     except LxcGpuStateError as exc:
@@ -26,15 +26,15 @@ def _call(name, function, *args):
 
 def lxc_gpu_driver_record(info, libraries, kernel_module):
     """{vmid: record}: one container's userspace driver against the node's kernel module."""
-    from ansible_collections.inference.gpu_host.plugins.module_utils.lxc_gpu_state import driver_record
+    from ansible_collections.inference.gpu_host.plugins.module_utils._gpu.lxc_state import driver_record
     vmid, record = _call("lxc_gpu_driver_record", driver_record, info, libraries, kernel_module)
     return {vmid: record}
 
 
 def lxc_gpu_driver_fixed(records, vmid, after, check_mode):
     """The driver records with container ``vmid``'s marked fixed (or would_fix in check mode)."""
-    from ansible_collections.inference.gpu_host.plugins.module_utils.lxc_gpu_state import fixed_driver_record
-    from ansible_collections.inference.gpu_host.plugins.module_utils.plain_data import plain
+    from ansible_collections.inference.gpu_host.plugins.module_utils._gpu.lxc_state import fixed_driver_record
+    from ansible_collections.inference.gpu_host.plugins.module_utils._common.plain_data import plain
     if not isinstance(records, Mapping):
         raise AnsibleFilterError("lxc_gpu_driver_fixed: expected the driver records (a dict keyed by vmid), got %s"
                                  % type(records).__name__)
@@ -49,20 +49,20 @@ def lxc_gpu_driver_fixed(records, vmid, after, check_mode):
 
 def lxc_gpu_deferred_vmids(containers, node_devices, check_mode):
     """The vmids (strings) whose config a check run cannot compute before nvidia-uvm is loaded."""
-    from ansible_collections.inference.gpu_host.plugins.module_utils.lxc_gpu_state import deferred_vmids
+    from ansible_collections.inference.gpu_host.plugins.module_utils._gpu.lxc_state import deferred_vmids
     return _call("lxc_gpu_deferred_vmids", deferred_vmids, containers, node_devices, check_mode)
 
 
 def lxc_gpu_restart_states(containers, deferred, changed, reboot, reboot_result, check_mode):
     """{vmid: restart state} of every container."""
-    from ansible_collections.inference.gpu_host.plugins.module_utils.lxc_gpu_state import restart_states
+    from ansible_collections.inference.gpu_host.plugins.module_utils._gpu.lxc_state import restart_states
     return _call("lxc_gpu_restart_states", restart_states, containers, deferred, changed, reboot, reboot_result,
                  check_mode)
 
 
 def lxc_gpu_container_report(conf_result, conf_dir, restarts, drivers):
     """{vmid: report}: one container's entry of lxc_gpu_report."""
-    from ansible_collections.inference.gpu_host.plugins.module_utils.lxc_gpu_state import container_report
+    from ansible_collections.inference.gpu_host.plugins.module_utils._gpu.lxc_state import container_report
     vmid, report = _call("lxc_gpu_container_report", container_report, conf_result, conf_dir, restarts, drivers)
     return {vmid: report}
 

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, inference.gpu_host contributors
 # Apache License 2.0 (see LICENSE)
-"""Filters over the node's device list, through module_utils/gpu_facts.py (the one parser of /proc/devices)."""
+"""Filters over the node's device list, through module_utils/_gpu/facts.py (the one parser of /proc/devices)."""
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
@@ -44,7 +44,7 @@ from ansible.errors import AnsibleFilterError
 
 
 def nvidia_char_devices(text, source="/proc/devices"):
-    from ansible_collections.inference.gpu_host.plugins.module_utils.gpu_facts import GpuFactsError, nvidia_char_majors, parse_proc_devices
+    from ansible_collections.inference.gpu_host.plugins.module_utils._gpu.facts import GpuFactsError, nvidia_char_majors, parse_proc_devices
     try:
         return list(nvidia_char_majors(parse_proc_devices(text, source)))
     except GpuFactsError as exc:

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, inference.gpu_host contributors
 # Apache License 2.0 (see LICENSE)
-"""The python_env role's decision, through module_utils/python_env_state.py."""
+"""The python_env role's decision, through module_utils/_venv/state.py."""
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
@@ -46,7 +46,7 @@ from ansible.errors import AnsibleFilterError
 
 
 def python_env_plan(state, wanted):
-    from ansible_collections.inference.gpu_host.plugins.module_utils.python_env_state import PythonEnvStateError, decide
+    from ansible_collections.inference.gpu_host.plugins.module_utils._venv.state import PythonEnvStateError, decide
     try:
         return decide(state, wanted)
     except PythonEnvStateError as exc:

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, inference.gpu_host contributors
 # Apache License 2.0 (see LICENSE)
-"""The Prometheus target of a served instance (module_utils/vllm_prometheus.py) as a Jinja filter.
+"""The Prometheus target of a served instance (module_utils/_vllm/prometheus.py) as a Jinja filter.
 
 Documented in vllm_prometheus_target.yml beside this file (ansible-doc -t filter).
 """
@@ -17,8 +17,8 @@ from ansible.errors import AnsibleFilterError
 
 def vllm_prometheus_target(settings):
     """{"errors": [...], "instance", "address", "labels", "file_sd", "target_file", "rules_file"}."""
-    from ansible_collections.inference.gpu_host.plugins.module_utils.plain_data import plain
-    from ansible_collections.inference.gpu_host.plugins.module_utils.vllm_prometheus import prometheus_target
+    from ansible_collections.inference.gpu_host.plugins.module_utils._common.plain_data import plain
+    from ansible_collections.inference.gpu_host.plugins.module_utils._vllm.prometheus import prometheus_target
     if not isinstance(settings, Mapping):
         raise AnsibleFilterError("vllm_prometheus_target: expected a dict of settings, got %s" % type(settings).__name__)
     try:

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, inference.gpu_host contributors
 # Apache License 2.0 (see LICENSE)
-"""The vllm_service role's decisions (module_utils/vllm_serve.py) as Jinja filters.
+"""The vllm_service role's decisions (module_utils/_vllm/serve.py) as Jinja filters.
 
 Each filter is documented in <filter name>.yml beside this file (ansible-doc -t filter).
 """
@@ -23,8 +23,8 @@ REQUIRED_SETTINGS = ("model", "served_model_name", "host", "port")
 
 
 def _call(name, function, *args, **kwargs):
-    from ansible_collections.inference.gpu_host.plugins.module_utils.vllm_serve import VllmServeError
-    from ansible_collections.inference.gpu_host.plugins.module_utils.plain_data import plain
+    from ansible_collections.inference.gpu_host.plugins.module_utils._vllm.serve import VllmServeError
+    from ansible_collections.inference.gpu_host.plugins.module_utils._common.plain_data import plain
     try:
         return function(*[plain(a) for a in args], **dict((k, plain(v)) for k, v in kwargs.items()))
     except VllmServeError as exc:
@@ -33,7 +33,7 @@ def _call(name, function, *args, **kwargs):
 
 def vllm_serve_argv(settings, entry_point):
     """{"flags": [...], "argv": [...]} of the role's settings (a dict keyed as SERVE_SETTINGS) and an entry point."""
-    from ansible_collections.inference.gpu_host.plugins.module_utils.vllm_serve import build_serve_argv
+    from ansible_collections.inference.gpu_host.plugins.module_utils._vllm.serve import build_serve_argv
     if not isinstance(settings, Mapping):
         raise AnsibleFilterError("vllm_serve_argv: expected a dict of settings, got %s" % type(settings).__name__)
     unknown = sorted(set(settings) - set(SERVE_SETTINGS))
@@ -46,37 +46,37 @@ def vllm_serve_argv(settings, entry_point):
 
 def vllm_probe_host(bind_host):
     """The address to probe a server bound to ``bind_host`` on (0.0.0.0 -> 127.0.0.1, :: -> ::1)."""
-    from ansible_collections.inference.gpu_host.plugins.module_utils.vllm_serve import probe_host
+    from ansible_collections.inference.gpu_host.plugins.module_utils._vllm.serve import probe_host
     return _call("vllm_probe_host", probe_host, bind_host)
 
 
 def vllm_drafter_dir(speculative_config):
     """The DFlash drafter's local directory in a speculative config, or "" (not DFlash, or not a local path)."""
-    from ansible_collections.inference.gpu_host.plugins.module_utils.vllm_serve import local_drafter_dir
+    from ansible_collections.inference.gpu_host.plugins.module_utils._vllm.serve import local_drafter_dir
     return _call("vllm_drafter_dir", local_drafter_dir, speculative_config)
 
 
 def vllm_speculative_config(configured, drafter_config=None):
     """The speculative config with num_speculative_tokens from the drafter's block_size when not set."""
-    from ansible_collections.inference.gpu_host.plugins.module_utils.vllm_serve import settle_speculative_config
+    from ansible_collections.inference.gpu_host.plugins.module_utils._vllm.serve import settle_speculative_config
     return _call("vllm_speculative_config", settle_speculative_config, configured, drafter_config)
 
 
 def vllm_restart_result(invocation_before, invocation_after):
     """{"changed": bool, ...}: whether the unit (re)started between two reads of its InvocationID."""
-    from ansible_collections.inference.gpu_host.plugins.module_utils.vllm_serve import restart_result
+    from ansible_collections.inference.gpu_host.plugins.module_utils._vllm.serve import restart_result
     return _call("vllm_restart_result", restart_result, invocation_before, invocation_after)
 
 
 def vllm_rollback_plan(enabled, restarted, change_pending, previous_present):
     """{"roll_back": bool, "reason": str} for a change whose server is not ready."""
-    from ansible_collections.inference.gpu_host.plugins.module_utils.vllm_serve import rollback_plan
+    from ansible_collections.inference.gpu_host.plugins.module_utils._vllm.serve import rollback_plan
     return _call("vllm_rollback_plan", rollback_plan, enabled, restarted, change_pending, previous_present)
 
 
 def vllm_rollback_items(unit_env_changed, unit_path, env_path, generation=None, files=(), serving_dir=None):
     """{"link", "files", "names"}: what a rollback of this run puts back."""
-    from ansible_collections.inference.gpu_host.plugins.module_utils.vllm_serve import rollback_items
+    from ansible_collections.inference.gpu_host.plugins.module_utils._vllm.serve import rollback_items
     return _call("vllm_rollback_items", rollback_items, unit_env_changed, unit_path, env_path, generation, files,
                  serving_dir)
 

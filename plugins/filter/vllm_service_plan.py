@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, inference.gpu_host contributors
 # Apache License 2.0 (see LICENSE)
-"""The vllm_service role's decisions, through module_utils/vllm_service_state.py."""
+"""The vllm_service role's decisions, through module_utils/_vllm/service_state.py."""
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
@@ -51,7 +51,7 @@ from ansible.errors import AnsibleFilterError
 
 
 def vllm_service_plan(state, wanted):
-    from ansible_collections.inference.gpu_host.plugins.module_utils.vllm_service_state import VllmServiceStateError, plan
+    from ansible_collections.inference.gpu_host.plugins.module_utils._vllm.service_state import VllmServiceStateError, plan
     try:
         return plan(state, wanted)
     except VllmServiceStateError as exc:

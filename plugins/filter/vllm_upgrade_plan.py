@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, inference.gpu_host contributors
 # Apache License 2.0 (see LICENSE)
-"""The upgrade plan (module_utils/upgrade_plan.py) as a filter, for playbooks/upgrade_plan.yml."""
+"""The upgrade plan (module_utils/_vllm/upgrade_plan.py) as a filter, for playbooks/upgrade_plan.yml."""
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
@@ -78,9 +78,9 @@ def _empty(value):
 
 def vllm_upgrade_plan(installed, lock_text, distribution="vllm", drafter_config=None, layer_id_policy="report",
                       venv_bytes=None, free_bytes=None, unit=None):
-    from ansible_collections.inference.gpu_host.plugins.module_utils.upgrade_plan import UpgradePlanError, upgrade_plan
-    from ansible_collections.inference.gpu_host.plugins.module_utils.plain_data import plain
-    # Types are checked in module_utils/upgrade_plan.py, each error naming the argument; values arrive as plain data.
+    from ansible_collections.inference.gpu_host.plugins.module_utils._vllm.upgrade_plan import UpgradePlanError, upgrade_plan
+    from ansible_collections.inference.gpu_host.plugins.module_utils._common.plain_data import plain
+    # Types are checked in module_utils/_vllm/upgrade_plan.py, each error naming the argument; values arrive as plain data.
     args = [None if _empty(v) else plain(v) if isinstance(v, (dict, list)) else v
             for v in (installed, drafter_config, venv_bytes, free_bytes, unit)]
     try:

@@ -110,10 +110,10 @@ gpu_info:
 import os
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.inference.gpu_host.plugins.module_utils.base_state import (
+from ansible_collections.inference.gpu_host.plugins.module_utils._host.base_state import (
     account_state, ca_files, parse_dpkg, shm_mib)
-from ansible_collections.inference.gpu_host.plugins.module_utils.gpu_facts import read_gpu_facts
-from ansible_collections.inference.gpu_host.plugins.module_utils.host_files import path_state, read_record
+from ansible_collections.inference.gpu_host.plugins.module_utils._gpu.facts import read_gpu_facts
+from ansible_collections.inference.gpu_host.plugins.module_utils._common.files import path_state, read_record
 
 DPKG_FORMAT = "-f=${Package} ${db:Status-Status}\\n"
 

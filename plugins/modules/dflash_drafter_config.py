@@ -399,8 +399,8 @@ import tempfile
 from ansible.module_utils.basic import AnsibleModule
 from ansible.module_utils.common.text.converters import to_bytes, to_native
 
-from ansible_collections.inference.gpu_host.plugins.module_utils.inputs import path_option_error
-from ansible_collections.inference.gpu_host.plugins.module_utils.dflash import (
+from ansible_collections.inference.gpu_host.plugins.module_utils._common.inputs import path_option_error
+from ansible_collections.inference.gpu_host.plugins.module_utils._drafter.dflash import (
     DflashConfigError,
     derive_drafter_config,
     is_speculators_config,
@@ -408,13 +408,13 @@ from ansible_collections.inference.gpu_host.plugins.module_utils.dflash import (
     read_target_config,
     render_config,
 )
-from ansible_collections.inference.gpu_host.plugins.module_utils.drafter_state import OVERRIDE_OPTIONS, config_spec, resolve_vllm
-from ansible_collections.inference.gpu_host.plugins.module_utils.safetensors_header import (
+from ansible_collections.inference.gpu_host.plugins.module_utils._drafter.state import OVERRIDE_OPTIONS, config_spec, resolve_vllm
+from ansible_collections.inference.gpu_host.plugins.module_utils._drafter.headers import (
     INDEX_FILENAME,
     SafetensorsHeaderError,
     read_checkpoint,
 )
-from ansible_collections.inference.gpu_host.plugins.module_utils.vllm_versions import VllmVersionError
+from ansible_collections.inference.gpu_host.plugins.module_utils._vllm.versions import VllmVersionError
 
 
 PATH_OPTIONS = ("drafter", "target", "dest", "venv", "speculators_config")

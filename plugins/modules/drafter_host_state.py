@@ -131,7 +131,7 @@ config:
 import os
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.inference.gpu_host.plugins.module_utils.drafter_state import (
+from ansible_collections.inference.gpu_host.plugins.module_utils._drafter.state import (
     config_state, prev_copies, read_record, stat_path, validate_config_options)
 
 PATHS = ("dest_dir", "weights", "record", "facts", "target_config", "source")

@@ -249,13 +249,13 @@ import os
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.inference.gpu_host.plugins.module_utils.flash_attn_abi import ABI_PROBE, abi_verdict, vllm_impact
-from ansible_collections.inference.gpu_host.plugins.module_utils.flash_attn_guard import (
+from ansible_collections.inference.gpu_host.plugins.module_utils._venv.flash_attn_abi import ABI_PROBE, abi_verdict, vllm_impact
+from ansible_collections.inference.gpu_host.plugins.module_utils._venv.flash_attn_guard import (
     FlashAttnGuardError,
     POLICIES,
     guard,
 )
-from ansible_collections.inference.gpu_host.plugins.module_utils.vllm_versions import VllmVersionError
+from ansible_collections.inference.gpu_host.plugins.module_utils._vllm.versions import VllmVersionError
 
 
 def _owners_text(view):

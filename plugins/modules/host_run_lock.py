@@ -28,7 +28,7 @@ description:
   - In check mode nothing is read or taken (a drift check or an upgrade plan never needs the lock).
   - Runs on the controller as an action plugin (liveness of a controller process can only be read there) that calls
     the module of the same name on the host; every change on the host happens under C(flock) of the lock's directory.
-    The decisions are in C(plugins/module_utils/run_lock.py).
+    The decisions are in C(plugins/module_utils/_host/run_lock.py).
 author:
   - inference.gpu_host contributors (!UNKNOWN)
 extends_documentation_fragment:
@@ -126,7 +126,7 @@ waited:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.inference.gpu_host.plugins.module_utils.run_lock import RunLockError, host_step
+from ansible_collections.inference.gpu_host.plugins.module_utils._host.run_lock import RunLockError, host_step
 
 
 def main():

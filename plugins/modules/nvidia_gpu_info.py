@@ -185,8 +185,8 @@ tensor_parallel:
 """
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.inference.gpu_host.plugins.module_utils.inputs import path_option_error
-from ansible_collections.inference.gpu_host.plugins.module_utils.gpu_facts import (
+from ansible_collections.inference.gpu_host.plugins.module_utils._common.inputs import path_option_error
+from ansible_collections.inference.gpu_host.plugins.module_utils._gpu.facts import (
     GpuFactsError,
     flash_attn_gate,
     read_gpu_facts,

@@ -219,11 +219,11 @@ import os
 import re
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.inference.gpu_host.plugins.module_utils.gpu_facts import (
+from ansible_collections.inference.gpu_host.plugins.module_utils._gpu.facts import (
     GpuFactsError,
     parse_proc_devices,
 )
-from ansible_collections.inference.gpu_host.plugins.module_utils.pve_lxc_conf import (
+from ansible_collections.inference.gpu_host.plugins.module_utils._gpu.pve_lxc_conf import (
     CGROUP_KEYS,
     CONTROL_DEVICES,
     DEFAULT_CONTROL_DEVICES,

@@ -161,8 +161,8 @@ record_prev:
 import os
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.inference.gpu_host.plugins.module_utils.python_env_state import read_state
-from ansible_collections.inference.gpu_host.plugins.module_utils.venv_generations import GenerationError
+from ansible_collections.inference.gpu_host.plugins.module_utils._venv.state import read_state
+from ansible_collections.inference.gpu_host.plugins.module_utils._venv.generations import GenerationError
 
 PYTHON_VERSION = "import platform; print(platform.python_version())"
 

@@ -155,8 +155,8 @@ msg:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.inference.gpu_host.plugins.module_utils.inputs import path_option_error
-from ansible_collections.inference.gpu_host.plugins.module_utils.venv_lock import VenvLockError, compare
+from ansible_collections.inference.gpu_host.plugins.module_utils._common.inputs import path_option_error
+from ansible_collections.inference.gpu_host.plugins.module_utils._venv.lock import VenvLockError, compare
 
 
 def check_paths(module):

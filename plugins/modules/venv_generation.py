@@ -30,7 +30,7 @@ description:
     ever deleted; everything else in the generations directory (C(lost+found), an operator's C(backup/), files,
     links) is left alone and listed in RV(ignored). A generations directory that is a symbolic link is refused by
     every action, naming the link - the module never follows it into another tree.
-  - The decisions are in C(plugins/module_utils/venv_generations.py).
+  - The decisions are in C(plugins/module_utils/_venv/generations.py).
 author:
   - inference.gpu_host contributors (!UNKNOWN)
 extends_documentation_fragment:
@@ -198,8 +198,8 @@ import os
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.inference.gpu_host.plugins.module_utils.python_env_state import read_generations
-from ansible_collections.inference.gpu_host.plugins.module_utils.venv_generations import (
+from ansible_collections.inference.gpu_host.plugins.module_utils._venv.state import read_generations
+from ansible_collections.inference.gpu_host.plugins.module_utils._venv.generations import (
     COMPLETE_FILE, CREATED_FILE, STATE_SUBDIR, GenerationError, _keep, check_free_gib, created_token, marked, mark_created,
     protected_names, prune_plan, remove_generation, scan, usable_generation)
 

@@ -74,7 +74,7 @@ options:
     type: int
     default: 40
 notes:
-  - The same extractor (C(plugins/module_utils/vllm_log.py)) is used by M(inference.gpu_host.vllm_wait_ready).
+  - The same extractor (C(plugins/module_utils/_vllm/log.py)) is used by M(inference.gpu_host.vllm_wait_ready).
   - See C(docs/vllm-failures.md) in the collection for how vLLM fails and how the cause is found, and
     C(docs/bad-input.md) for the caps on what is returned.
 seealso:
@@ -205,7 +205,7 @@ import os
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.inference.gpu_host.plugins.module_utils.vllm_log import (
+from ansible_collections.inference.gpu_host.plugins.module_utils._vllm.log import (
     MAX_JOURNAL_LINES,
     MAX_MESSAGE_CHARS,
     MAX_RELEVANT_LINES,

@@ -204,16 +204,16 @@ probe:
 import os
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.inference.gpu_host.plugins.module_utils.gpu_facts import read_gpu_facts
-from ansible_collections.inference.gpu_host.plugins.module_utils.vllm_log import MAX_JOURNAL_LINES, UnitJournal, VllmLogError
-from ansible_collections.inference.gpu_host.plugins.module_utils.vllm_probe import (
+from ansible_collections.inference.gpu_host.plugins.module_utils._gpu.facts import read_gpu_facts
+from ansible_collections.inference.gpu_host.plugins.module_utils._vllm.log import MAX_JOURNAL_LINES, UnitJournal, VllmLogError
+from ansible_collections.inference.gpu_host.plugins.module_utils._vllm.probe import (
     API_KEY, SMOKE_PROMPT, Http, captured_layers, check_host, served, smoke, spec_decode)
-from ansible_collections.inference.gpu_host.plugins.module_utils.vllm_serve import probe_url
-from ansible_collections.inference.gpu_host.plugins.module_utils.host_files import path_state, read_json, read_record, read_text
-from ansible_collections.inference.gpu_host.plugins.module_utils.vllm_service_state import (
+from ansible_collections.inference.gpu_host.plugins.module_utils._vllm.serve import probe_url
+from ansible_collections.inference.gpu_host.plugins.module_utils._common.files import path_state, read_json, read_record, read_text
+from ansible_collections.inference.gpu_host.plugins.module_utils._vllm.service_state import (
     MAX_CGROUP_SIZE, UNIT_PROPERTIES, account, device_nodes, fingerprint, group_db, listener_pid, model_files,
     parse_systemctl_show, rollback_copies, venv_link)
-from ansible_collections.inference.gpu_host.plugins.module_utils.vllm_versions import (
+from ansible_collections.inference.gpu_host.plugins.module_utils._vllm.versions import (
     VllmVersionError, behaviour, entry_point, installed_vllm, known_problems)
 
 LAYER_TYPES = ("full_attention", "sliding_attention")

@@ -99,7 +99,7 @@ import os
 import re
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.inference.gpu_host.plugins.module_utils.vllm_versions import (
+from ansible_collections.inference.gpu_host.plugins.module_utils._vllm.versions import (
     VllmVersionError, behaviour, entry_point, installed_vllm, known_problems)
 
 MAX_VERSION_LENGTH = 128

@@ -281,8 +281,8 @@ import time
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.inference.gpu_host.plugins.module_utils.vllm_serve import VllmServeError, probe_url
-from ansible_collections.inference.gpu_host.plugins.module_utils.vllm_log import (
+from ansible_collections.inference.gpu_host.plugins.module_utils._vllm.serve import VllmServeError, probe_url
+from ansible_collections.inference.gpu_host.plugins.module_utils._vllm.log import (
     MAX_JOURNAL_LINES,
     MAX_RELEVANT_LINES,
     UnitJournal,
@@ -293,14 +293,14 @@ from ansible_collections.inference.gpu_host.plugins.module_utils.vllm_log import
     open_log_file,
     safe_text,
 )
-from ansible_collections.inference.gpu_host.plugins.module_utils.vllm_probe import (
+from ansible_collections.inference.gpu_host.plugins.module_utils._vllm.probe import (
     API_KEY, SMOKE_PROMPT, Http, captured_layers, check_host, served, smoke, spec_counters, spec_decode)
 
 _ALIVE_STATES = ("active", "activating", "reloading")
 
 
 def base_url(host, port):
-    # One home for the loopback choice (module_utils/vllm_serve.py, shared with the role):
+    # One home for the loopback choice (module_utils/_vllm/serve.py, shared with the role):
     # 0.0.0.0 / empty -> 127.0.0.1, :: -> [::1], any other address or name as it is.
     return probe_url(host, port)
 

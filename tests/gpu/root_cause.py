@@ -2,7 +2,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, inference.gpu_host contributors
 # Apache License 2.0 (see LICENSE)
-"""Print, as JSON, what plugins/module_utils/vllm_log.py finds in a vLLM log file: the root cause
+"""Print, as JSON, what plugins/module_utils/_vllm/log.py finds in a vLLM log file: the root cause
 (find_root_cause, failure_message) and the captured-layers line of either model runner (find_captured_layers).
 
 Usage: root_cause.py LOG [LOG ...]
@@ -21,7 +21,7 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", ".collections"))
 
-from ansible_collections.inference.gpu_host.plugins.module_utils.vllm_log import (  # noqa: E402 pylint: disable=wrong-import-position
+from ansible_collections.inference.gpu_host.plugins.module_utils._vllm.log import (  # noqa: E402 pylint: disable=wrong-import-position
     failure_message,
     find_captured_layers,
     find_root_cause,

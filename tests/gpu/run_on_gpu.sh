@@ -225,7 +225,7 @@ step1() {
     cmd step1-pip-install-flash-attn-4 pip_offline "$VENV" "$WHEELHOUSE"/flash_attn_4-*.whl
     flash_attn_state step1-flash_attn-before
     serve_and_wait step1-before "$OUT_DIR/step3-vllm_service-argv.json" "$FAIL_TIMEOUT"
-    say "== step 2: the root cause of that log (module_utils/vllm_log.py and vllm_failure_cause)"
+    say "== step 2: the root cause of that log (module_utils/_vllm/log.py and vllm_failure_cause)"
     cmd step2-root_cause "$PYTHON" "$REPO/tests/gpu/root_cause.py" "$OUT_DIR/step1-before.log"
     grep -E '"(cause|hint|hint_id|exception_type|process|message)"' "$OUT_DIR/step2-root_cause.txt" | tee -a "$SUMMARY"
     playbook step1-guard-report flash_attn_guard.yml -e "venv=$VENV" -e policy=report -e result_name=step1-flash_attn_guard-report

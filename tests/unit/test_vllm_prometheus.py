@@ -1,11 +1,11 @@
-"""module_utils/vllm_prometheus.py: the file_sd target of an instance and the checks of the
+"""module_utils/_vllm/prometheus.py: the file_sd target of an instance and the checks of the
 monitoring variables (examples and Hypothesis properties)."""
 import re
 
 import pytest
 from hypothesis import given, strategies as st
 
-from ansible_collections.inference.gpu_host.plugins.module_utils.vllm_prometheus import (
+from ansible_collections.inference.gpu_host.plugins.module_utils._vllm.prometheus import (
     OWN_LABELS, SETTINGS, is_duration, prometheus_target)
 
 BASE = {

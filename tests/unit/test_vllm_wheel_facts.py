@@ -13,7 +13,7 @@ import zipfile
 
 import pytest
 
-from ansible_collections.inference.gpu_host.plugins.module_utils import vllm_versions as vv
+from ansible_collections.inference.gpu_host.plugins.module_utils._vllm import versions as vv
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SCRIPT = os.path.join(ROOT, "scripts", "vllm_wheel_facts.py")

@@ -2,7 +2,7 @@
 # Copyright: (c) 2026, inference.gpu_host contributors
 # Apache License 2.0 (see LICENSE)
 """The drift report masks every spelling of a credential flag vLLM's parser takes (issue 27), and the
-masking has one home with the vllm_service role's guard (module_utils/redaction.py)."""
+masking has one home with the vllm_service role's guard (module_utils/_common/redaction.py)."""
 
 import json
 
@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from ansible_collections.inference.gpu_host.plugins.callback import drift_report
 from ansible_collections.inference.gpu_host.plugins.callback.drift_report import redact, redact_data
-from ansible_collections.inference.gpu_host.plugins.module_utils import redaction
+from ansible_collections.inference.gpu_host.plugins.module_utils._common import redaction
 
 KEY = "sk-Zq81secretValue"
 

@@ -1,4 +1,4 @@
-"""nvidia_char_devices: /proc/devices read by the one parser in module_utils/gpu_facts.py."""
+"""nvidia_char_devices: /proc/devices read by the one parser in module_utils/_gpu/facts.py."""
 
 import pytest
 from ansible.errors import AnsibleFilterError

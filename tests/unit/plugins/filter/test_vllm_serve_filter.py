@@ -10,7 +10,7 @@ import yaml
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.inference.gpu_host.plugins.filter.vllm_serve import SERVE_SETTINGS, FilterModule
-from ansible_collections.inference.gpu_host.plugins.module_utils.vllm_serve import build_serve_argv
+from ansible_collections.inference.gpu_host.plugins.module_utils._vllm.serve import build_serve_argv
 from _result_checks import LazyLike  # noqa: E402  pylint: disable=wrong-import-position
 
 FILTERS = FilterModule().filters()

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, inference.gpu_host contributors
 # Apache License 2.0 (see LICENSE)
-"""The vllm_unit filters as the vllm_service role calls them (module_utils/vllm_unit.py decides)."""
+"""The vllm_unit filters as the vllm_service role calls them (module_utils/_vllm/unit.py decides)."""
 
 import pytest
 from ansible.errors import AnsibleFilterError

@@ -4,7 +4,7 @@ import sys
 
 import pytest
 
-from ansible_collections.inference.gpu_host.plugins.module_utils.safetensors_header import read_checkpoint
+from ansible_collections.inference.gpu_host.plugins.module_utils._drafter.headers import read_checkpoint
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import _dflash_fixtures as fx  # noqa: E402  pylint: disable=wrong-import-position

@@ -13,8 +13,8 @@ from hypothesis import given, strategies as st
 
 from ansible.errors import AnsibleFilterError
 from ansible_collections.inference.gpu_host.plugins.filter.base_plan import base_plan
-from ansible_collections.inference.gpu_host.plugins.module_utils import host_files as hf
-from ansible_collections.inference.gpu_host.plugins.module_utils import base_state as bs
+from ansible_collections.inference.gpu_host.plugins.module_utils._common import files as hf
+from ansible_collections.inference.gpu_host.plugins.module_utils._host import base_state as bs
 
 PEM = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n"
 ME = pwd.getpwuid(os.getuid()).pw_name

@@ -16,8 +16,8 @@ import sys
 import pytest
 from hypothesis import assume, given, strategies as st
 
-from ansible_collections.inference.gpu_host.plugins.module_utils.dflash import INFO_KEY, captured_layers_verdict
-from ansible_collections.inference.gpu_host.plugins.module_utils.vllm_log import (
+from ansible_collections.inference.gpu_host.plugins.module_utils._drafter.dflash import INFO_KEY, captured_layers_verdict
+from ansible_collections.inference.gpu_host.plugins.module_utils._vllm.log import (
     CommandOutput,
     HeadLines,
     find_captured_layers,

@@ -11,12 +11,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ansible_collections.inference.gpu_host.plugins.module_utils import dflash
-from ansible_collections.inference.gpu_host.plugins.module_utils.dflash import (
+from ansible_collections.inference.gpu_host.plugins.module_utils._drafter import dflash
+from ansible_collections.inference.gpu_host.plugins.module_utils._drafter.dflash import (
     DflashConfigError,
     derive_drafter_config,
 )
-from ansible_collections.inference.gpu_host.plugins.module_utils.safetensors_header import TensorInfo, read_checkpoint
+from ansible_collections.inference.gpu_host.plugins.module_utils._drafter.headers import TensorInfo, read_checkpoint
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import _dflash_fixtures as fx  # noqa: E402  pylint: disable=wrong-import-position

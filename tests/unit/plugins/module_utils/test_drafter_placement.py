@@ -1,10 +1,10 @@
-"""The drafter's placement decision (module_utils/drafter_placement.py) and its filter."""
+"""The drafter's placement decision (module_utils/_drafter/placement.py) and its filter."""
 
 import pytest
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.inference.gpu_host.plugins.filter.drafter_place_reason import FilterModule
-from ansible_collections.inference.gpu_host.plugins.module_utils.drafter_placement import place_reason
+from ansible_collections.inference.gpu_host.plugins.module_utils._drafter.placement import place_reason
 
 WANTED = {"type": "host", "source": "/srv/d.safetensors", "size": 100, "mtime": 1.5, "sha256": ""}
 STAT = {"exists": True, "size": 100, "mtime": 2.5}

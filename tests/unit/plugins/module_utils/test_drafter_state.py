@@ -15,9 +15,9 @@ from hypothesis import given, strategies as st
 from ansible.errors import AnsibleFilterError
 from ansible.plugins.filter.core import to_nice_json
 from ansible_collections.inference.gpu_host.plugins.filter.drafter_plan import drafter_plan
-from ansible_collections.inference.gpu_host.plugins.module_utils import drafter_state as ds
-from ansible_collections.inference.gpu_host.plugins.module_utils.dflash import render_config
-from ansible_collections.inference.gpu_host.plugins.module_utils.drafter_placement import place_reason
+from ansible_collections.inference.gpu_host.plugins.module_utils._drafter import state as ds
+from ansible_collections.inference.gpu_host.plugins.module_utils._drafter.dflash import render_config
+from ansible_collections.inference.gpu_host.plugins.module_utils._drafter.placement import place_reason
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import _dflash_fixtures as fx  # noqa: E402  pylint: disable=wrong-import-position

@@ -1,11 +1,11 @@
-"""The scheduled drift check's command line (module_utils/drift_check_cli.py) and its filter."""
+"""The scheduled drift check's command line (module_utils/_drift/cli.py) and its filter."""
 
 import pytest
 from ansible.errors import AnsibleFilterError
 from hypothesis import given, settings, strategies as st
 
 from ansible_collections.inference.gpu_host.plugins.filter.drift_check_argv import FilterModule
-from ansible_collections.inference.gpu_host.plugins.module_utils.drift_check_cli import (
+from ansible_collections.inference.gpu_host.plugins.module_utils._drift.cli import (
     DriftCheckCliError,
     drift_check_argv,
 )

@@ -10,7 +10,7 @@ import json
 import pytest
 from hypothesis import given, strategies as st
 
-from ansible_collections.inference.gpu_host.plugins.module_utils.flash_attn_abi import abi_verdict, vllm_impact
+from ansible_collections.inference.gpu_host.plugins.module_utils._venv.flash_attn_abi import abi_verdict, vllm_impact
 
 
 def probe(**kw):

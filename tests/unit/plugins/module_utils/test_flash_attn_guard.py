@@ -18,7 +18,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import _wheel_fixtures as wf  # noqa: E402  pylint: disable=wrong-import-position
 
-from ansible_collections.inference.gpu_host.plugins.module_utils.flash_attn_guard import (  # noqa: E402
+from ansible_collections.inference.gpu_host.plugins.module_utils._venv.flash_attn_guard import (  # noqa: E402
     FlashAttnGuardError,
     ROTARY,
     guard,

@@ -21,7 +21,7 @@ import tempfile
 import pytest
 from hypothesis import example, given, strategies as st
 
-from ansible_collections.inference.gpu_host.plugins.module_utils.flash_attn_guard import (
+from ansible_collections.inference.gpu_host.plugins.module_utils._venv.flash_attn_guard import (
     FlashAttnGuardError,
     ROTARY,
     apply_removal,

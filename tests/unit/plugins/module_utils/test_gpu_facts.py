@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from ansible_collections.inference.gpu_host.plugins.module_utils.gpu_facts import (
+from ansible_collections.inference.gpu_host.plugins.module_utils._gpu.facts import (
     QUERY_ARGS,
     GpuFactsError,
     char_major_registered,

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, inference.gpu_host contributors
 # Apache License 2.0 (see LICENSE)
-"""module_utils/host_files.py: every read opens regular files only, bounded in size and JSON depth (issue 27, item 4).
+"""module_utils/_common/files.py: every read opens regular files only, bounded in size and JSON depth (issue 27, item 4).
 
 Real FIFOs (os.mkfifo) with no writer, where opening for reading blocks for ever: every read must come back at
 once. A SIGALRM guard turns a regression into a failure instead of a hung test run.
@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from ansible_collections.inference.gpu_host.plugins.module_utils.host_files import (
+from ansible_collections.inference.gpu_host.plugins.module_utils._common.files import (
     MAX_JSON_DEPTH, NotRegularFile, json_depth, open_regular, parse_json_bounded, path_state, read_json,
     read_record, read_text, sha256_file, stat_path)
 

@@ -6,7 +6,7 @@ from __future__ import absolute_import, division, print_function
 
 import os
 
-from ansible_collections.inference.gpu_host.plugins.module_utils.host_files import read_text
+from ansible_collections.inference.gpu_host.plugins.module_utils._common.files import read_text
 
 
 def test_reads_at_most_limit_bytes(tmp_path):

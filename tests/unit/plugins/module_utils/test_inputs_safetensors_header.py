@@ -11,8 +11,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ansible_collections.inference.gpu_host.plugins.module_utils import safetensors_header as sh
-from ansible_collections.inference.gpu_host.plugins.module_utils.safetensors_header import (
+from ansible_collections.inference.gpu_host.plugins.module_utils._drafter import headers as sh
+from ansible_collections.inference.gpu_host.plugins.module_utils._drafter.headers import (
     DTYPE_BITS,
     MAX_HEADER_DEPTH,
     METADATA_KEY,

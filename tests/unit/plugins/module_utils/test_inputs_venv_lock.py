@@ -12,8 +12,8 @@ import os
 
 import pytest
 
-from ansible_collections.inference.gpu_host.plugins.module_utils import venv_lock
-from ansible_collections.inference.gpu_host.plugins.module_utils.venv_lock import (
+from ansible_collections.inference.gpu_host.plugins.module_utils._venv import lock as venv_lock
+from ansible_collections.inference.gpu_host.plugins.module_utils._venv.lock import (
     VenvLockError,
     compare,
     evaluate_marker,

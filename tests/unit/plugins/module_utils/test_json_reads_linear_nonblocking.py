@@ -14,10 +14,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ansible_collections.inference.gpu_host.plugins.module_utils import dflash
-from ansible_collections.inference.gpu_host.plugins.module_utils import safetensors_header as sh
-from ansible_collections.inference.gpu_host.plugins.module_utils.host_files import json_depth
-from ansible_collections.inference.gpu_host.plugins.module_utils.safetensors_header import (
+from ansible_collections.inference.gpu_host.plugins.module_utils._drafter import dflash
+from ansible_collections.inference.gpu_host.plugins.module_utils._drafter import headers as sh
+from ansible_collections.inference.gpu_host.plugins.module_utils._common.files import json_depth
+from ansible_collections.inference.gpu_host.plugins.module_utils._drafter.headers import (
     SafetensorsHeaderError, json_nesting_depth, read_checkpoint, read_header,
 )
 

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ansible_collections.inference.gpu_host.plugins.module_utils.lxc_gpu_state import (
+from ansible_collections.inference.gpu_host.plugins.module_utils._gpu.lxc_state import (
     LxcGpuStateError,
     container_report,
     deferred_vmids,

@@ -12,8 +12,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ansible_collections.inference.gpu_host.plugins.module_utils.gpu_facts import parse_proc_devices
-from ansible_collections.inference.gpu_host.plugins.module_utils.pve_lxc_conf import (
+from ansible_collections.inference.gpu_host.plugins.module_utils._gpu.facts import parse_proc_devices
+from ansible_collections.inference.gpu_host.plugins.module_utils._gpu.pve_lxc_conf import (
     MAX_CONF_BYTES,
     PveLxcConfError,
     classify_line,

@@ -16,9 +16,9 @@ import tempfile
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from ansible_collections.inference.gpu_host.plugins.module_utils.python_env_state import (
+from ansible_collections.inference.gpu_host.plugins.module_utils._venv.state import (
     PythonEnvStateError, decide, read_state, wanted_record)
-from ansible_collections.inference.gpu_host.plugins.module_utils.venv_generations import generation_name
+from ansible_collections.inference.gpu_host.plugins.module_utils._venv.generations import generation_name
 
 LOCK = "numpy==2.3.5\nvllm-cpu==0.32.0\n"
 PYVER = "3.11.2"

@@ -19,8 +19,8 @@ import time
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from ansible_collections.inference.gpu_host.plugins.module_utils import run_lock
-from ansible_collections.inference.gpu_host.plugins.module_utils.run_lock import (
+from ansible_collections.inference.gpu_host.plugins.module_utils._host import run_lock
+from ansible_collections.inference.gpu_host.plugins.module_utils._host.run_lock import (
     RunLockError, acquire, controller_identity, describe, holder_state, make_record, process_start, read_lock,
     release, run_id, validate_record)
 

@@ -15,8 +15,8 @@ from hypothesis import strategies as st
 from safetensors import SafetensorError, safe_open
 from safetensors.numpy import save_file
 
-from ansible_collections.inference.gpu_host.plugins.module_utils import safetensors_header as sh
-from ansible_collections.inference.gpu_host.plugins.module_utils.safetensors_header import (
+from ansible_collections.inference.gpu_host.plugins.module_utils._drafter import headers as sh
+from ansible_collections.inference.gpu_host.plugins.module_utils._drafter.headers import (
     DTYPE_BITS,
     METADATA_KEY,
     SafetensorsHeaderError,

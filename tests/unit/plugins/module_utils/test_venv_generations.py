@@ -9,7 +9,7 @@ import posixpath
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from ansible_collections.inference.gpu_host.plugins.module_utils.venv_generations import (
+from ansible_collections.inference.gpu_host.plugins.module_utils._venv.generations import (
     GIB, GenerationError, adopted_name, generation_name, generations_dir, in_use_generations, plan, prune_plan,
     requirement_lines)
 

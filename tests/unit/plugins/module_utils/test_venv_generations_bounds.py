@@ -17,7 +17,7 @@ import os
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from ansible_collections.inference.gpu_host.plugins.module_utils.venv_generations import (
+from ansible_collections.inference.gpu_host.plugins.module_utils._venv.generations import (
     GenerationError, check_free_gib, check_generations_dir, check_venv, created_token, is_generation_name,
     mark_created, marked, plan, protected_names, prune_plan, remove_generation, scan, usable_generation)
 

@@ -15,7 +15,7 @@ ROOT = os.path.abspath(os.path.join(HERE, "..", "..", "..", ".."))
 sys.path.insert(0, HERE)
 import _wheel_fixtures as wf  # noqa: E402  pylint: disable=wrong-import-position
 
-from ansible_collections.inference.gpu_host.plugins.module_utils.venv_lock import (  # noqa: E402
+from ansible_collections.inference.gpu_host.plugins.module_utils._venv.lock import (  # noqa: E402
     VenvLockError,
     canonicalize_name,
     compare,

@@ -12,7 +12,7 @@ import tempfile
 
 from hypothesis import given, strategies as st
 
-from ansible_collections.inference.gpu_host.plugins.module_utils.venv_lock import (
+from ansible_collections.inference.gpu_host.plugins.module_utils._venv.lock import (
     GUARDED_BY_FLASH_ATTN_GUARD,
     canonicalize_name,
     compare,

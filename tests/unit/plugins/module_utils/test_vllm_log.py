@@ -11,7 +11,7 @@ import re
 import pytest
 from hypothesis import given, strategies as st
 
-from ansible_collections.inference.gpu_host.plugins.module_utils.vllm_log import (
+from ansible_collections.inference.gpu_host.plugins.module_utils._vllm.log import (
     CAPTURED_LAYERS_FORMATS,
     KNOWN_CAUSES,
     MAX_LINE_CHARS,

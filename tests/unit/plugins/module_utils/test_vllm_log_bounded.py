@@ -18,7 +18,7 @@ import tracemalloc
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from ansible_collections.inference.gpu_host.plugins.module_utils.vllm_log import (
+from ansible_collections.inference.gpu_host.plugins.module_utils._vllm.log import (
     MAX_LINE_CHARS,
     MAX_MESSAGE_CHARS,
     MAX_RELEVANT_LINES,

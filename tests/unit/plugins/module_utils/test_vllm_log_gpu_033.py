@@ -19,9 +19,9 @@ from __future__ import absolute_import, division, print_function
 import io
 import os
 
-from ansible_collections.inference.gpu_host.plugins.module_utils.dflash import INFO_KEY, captured_layers_verdict
-from ansible_collections.inference.gpu_host.plugins.module_utils.vllm_log import find_captured_layers, find_root_cause
-from ansible_collections.inference.gpu_host.plugins.module_utils import vllm_versions
+from ansible_collections.inference.gpu_host.plugins.module_utils._drafter.dflash import INFO_KEY, captured_layers_verdict
+from ansible_collections.inference.gpu_host.plugins.module_utils._vllm.log import find_captured_layers, find_root_cause
+from ansible_collections.inference.gpu_host.plugins.module_utils._vllm import versions as vllm_versions
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 RUN5 = os.path.join(HERE, "..", "..", "..", "gpu", "evidence", "h200-run5-vllm-0.33.0")

@@ -15,8 +15,8 @@ from __future__ import absolute_import, division, print_function
 import io
 import os
 
-from ansible_collections.inference.gpu_host.plugins.module_utils.dflash import INFO_KEY, captured_layers_verdict
-from ansible_collections.inference.gpu_host.plugins.module_utils.vllm_log import (
+from ansible_collections.inference.gpu_host.plugins.module_utils._drafter.dflash import INFO_KEY, captured_layers_verdict
+from ansible_collections.inference.gpu_host.plugins.module_utils._vllm.log import (
     find_captured_layers,
     find_root_cause,
     parse_captured_layers,

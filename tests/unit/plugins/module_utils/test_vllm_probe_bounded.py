@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, inference.gpu_host contributors
 # Apache License 2.0 (see LICENSE)
-"""module_utils/vllm_probe.py against what may be on a vLLM port besides a well-behaved vLLM (issue 27, item 4).
+"""module_utils/_vllm/probe.py against what may be on a vLLM port besides a well-behaved vLLM (issue 27, item 4).
 
 Real sockets on 127.0.0.1 (_hostile_http.RawServer): a server that trickles one byte at a time, non-HTTP
 bytes, a 64 KB header line, 200 headers, 100,000-deep JSON, bodies too large. Each request must end within
@@ -20,8 +20,8 @@ import sys
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from ansible_collections.inference.gpu_host.plugins.module_utils.host_files import json_depth, parse_json_bounded
-from ansible_collections.inference.gpu_host.plugins.module_utils.vllm_probe import (
+from ansible_collections.inference.gpu_host.plugins.module_utils._common.files import json_depth, parse_json_bounded
+from ansible_collections.inference.gpu_host.plugins.module_utils._vllm.probe import (
     API_KEY, MAX_BODY, Http, ProbeError, http_request, parse_spec_metrics, served, smoke, spec_decode)
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))

@@ -6,7 +6,7 @@ from __future__ import absolute_import, division, print_function
 
 import pytest
 
-from ansible_collections.inference.gpu_host.plugins.module_utils.vllm_serve import (
+from ansible_collections.inference.gpu_host.plugins.module_utils._vllm.serve import (
     VllmServeError, rollback_items, rollback_plan)
 
 UNIT, ENV = "/etc/systemd/system/vllm-tiny.service", "/etc/vllm/tiny.env"

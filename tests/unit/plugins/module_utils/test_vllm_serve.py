@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ansible_collections.inference.gpu_host.plugins.module_utils.vllm_serve import (
+from ansible_collections.inference.gpu_host.plugins.module_utils._vllm.serve import (
     VllmServeError,
     build_serve_argv,
     probe_host,

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ansible_collections.inference.gpu_host.plugins.module_utils.vllm_serve import VllmServeError, build_serve_argv
+from ansible_collections.inference.gpu_host.plugins.module_utils._vllm.serve import VllmServeError, build_serve_argv
 
 ENTRY = {"argv": ["/root/ml-env/bin/vllm", "serve"], "model_arg": "positional"}
 BASE = dict(model="/root/models/Q", served_model_name="Q", host="0.0.0.0", port=30000)
@@ -63,10 +63,10 @@ def test_a_refused_key_never_shows_in_the_message(text):
 # ------------------------------------------------ what vLLM's parser takes (issue 27)
 # vLLM's FlexibleArgumentParser is argparse with allow_abbrev (any unambiguous prefix of a flag), "_" read as
 # "-", "--flag=value" and the dotted "--flag.key value"; each spelling of a credential flag is refused, and the
-# drift report masks the value after it (module_utils/redaction.py decides both).
-from ansible_collections.inference.gpu_host.plugins.module_utils.redaction import (  # noqa: E402
+# drift report masks the value after it (module_utils/_common/redaction.py decides both).
+from ansible_collections.inference.gpu_host.plugins.module_utils._common.redaction import (  # noqa: E402
     CREDENTIAL_FLAGS, credential_flag, redact, redact_data)
-from ansible_collections.inference.gpu_host.plugins.module_utils.vllm_unit import exec_word  # noqa: E402
+from ansible_collections.inference.gpu_host.plugins.module_utils._vllm.unit import exec_word  # noqa: E402
 import json  # noqa: E402
 
 

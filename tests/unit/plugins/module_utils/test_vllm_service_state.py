@@ -13,8 +13,8 @@ from hypothesis import given, strategies as st
 from ansible.errors import AnsibleFilterError
 from ansible_collections.inference.gpu_host.plugins.filter.gpu_host import FilterModule as GpuHostFilters
 from ansible_collections.inference.gpu_host.plugins.filter.vllm_service_plan import vllm_service_plan
-from ansible_collections.inference.gpu_host.plugins.module_utils import vllm_service_state as vs
-from ansible_collections.inference.gpu_host.plugins.module_utils import host_files as hf
+from ansible_collections.inference.gpu_host.plugins.module_utils._vllm import service_state as vs
+from ansible_collections.inference.gpu_host.plugins.module_utils._common import files as hf
 
 ME = pwd.getpwuid(os.getuid()).pw_name
 MY_GROUP = grp.getgrgid(os.getgid()).gr_name

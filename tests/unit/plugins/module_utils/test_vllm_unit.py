@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ansible_collections.inference.gpu_host.plugins.module_utils.vllm_unit import (
+from ansible_collections.inference.gpu_host.plugins.module_utils._vllm.unit import (
     LEGACY_TIMEOUT_STOP_SEC,
     STOP_MARGIN_SEC,
     VllmUnitError,

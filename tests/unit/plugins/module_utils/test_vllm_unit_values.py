@@ -20,8 +20,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ansible_collections.inference.gpu_host.plugins.module_utils import vllm_unit
-from ansible_collections.inference.gpu_host.plugins.module_utils.vllm_unit import (
+from ansible_collections.inference.gpu_host.plugins.module_utils._vllm import unit as vllm_unit
+from ansible_collections.inference.gpu_host.plugins.module_utils._vllm.unit import (
     UNIT_SETTINGS,
     VllmUnitError,
     check_unit_value,

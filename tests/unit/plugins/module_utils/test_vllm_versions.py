@@ -7,8 +7,8 @@ import os
 
 import pytest
 
-from ansible_collections.inference.gpu_host.plugins.module_utils import vllm_versions as vv
-from ansible_collections.inference.gpu_host.plugins.module_utils.vllm_versions import VllmVersionError
+from ansible_collections.inference.gpu_host.plugins.module_utils._vllm import versions as vv
+from ansible_collections.inference.gpu_host.plugins.module_utils._vllm.versions import VllmVersionError
 
 
 @pytest.mark.parametrize("text,release,pre,post,dev,local", [

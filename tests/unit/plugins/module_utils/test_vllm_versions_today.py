@@ -11,9 +11,9 @@ import os
 import pytest
 from hypothesis import given, strategies as st
 
-from ansible_collections.inference.gpu_host.plugins.module_utils import vllm_log
-from ansible_collections.inference.gpu_host.plugins.module_utils import vllm_versions as vv
-from ansible_collections.inference.gpu_host.plugins.module_utils.vllm_versions import VllmVersionError
+from ansible_collections.inference.gpu_host.plugins.module_utils._vllm import log as vllm_log
+from ansible_collections.inference.gpu_host.plugins.module_utils._vllm import versions as vv
+from ansible_collections.inference.gpu_host.plugins.module_utils._vllm.versions import VllmVersionError
 
 KEYS_25 = ["target_hidden_size", "dflash_config.use_swa", "dflash_config.swa_window_size", "dflash_config.causal"]
 

@@ -20,7 +20,7 @@ import pytest
 from _module_runner import COLLECTIONS, run_module
 
 from ansible_collections.inference.gpu_host.plugins.action import host_run_lock as action
-from ansible_collections.inference.gpu_host.plugins.module_utils.run_lock import (
+from ansible_collections.inference.gpu_host.plugins.module_utils._host.run_lock import (
     acquire, cmdline_sha, controller_identity, make_record, process_start, read_lock, release, run_id)
 
 SLEEP = hashlib.sha256(b"sleep\x0029.5\x00").hexdigest()

@@ -19,7 +19,7 @@ import pytest
 
 from _module_runner import run_module
 
-from ansible_collections.inference.gpu_host.plugins.module_utils.venv_generations import generation_name
+from ansible_collections.inference.gpu_host.plugins.module_utils._venv.generations import generation_name
 
 LOCK_A = "numpy==2.3.5\nvllm-cpu==0.28.0\n"
 LOCK_B = "numpy==2.3.5\nvllm-cpu==0.32.0\n"
@@ -308,7 +308,7 @@ def test_stale_prev_record_is_seen_by_the_state_read(tmp_path, serving):
 
     The state read says it is there (record_prev); publish.yml removes it on a run that switches nothing.
     """
-    from ansible_collections.inference.gpu_host.plugins.module_utils.python_env_state import read_state
+    from ansible_collections.inference.gpu_host.plugins.module_utils._venv.state import read_state
     base, gens, current = serving
     record = str(tmp_path / "inference_python_env.fact")
     (tmp_path / "inference_python_env.fact").write_text("{}")

@@ -47,7 +47,7 @@ __metaclass__ = type
 import os
 import re
 
-from ansible_collections.inference.gpu_host.plugins.module_utils.host_files import read_text
+from ansible_collections.inference.gpu_host.plugins.module_utils._common.files import read_text
 
 QUERY_FIELDS = ("index", "name", "uuid", "compute_cap", "driver_version", "memory.total")
 QUERY_ARGS = ("--query-gpu=%s" % ",".join(QUERY_FIELDS), "--format=csv,noheader,nounits")

@@ -43,12 +43,12 @@ import math
 import os
 import re
 
-from ansible_collections.inference.gpu_host.plugins.module_utils.host_files import NotRegularFile, open_regular
-from ansible_collections.inference.gpu_host.plugins.module_utils.safetensors_header import (
+from ansible_collections.inference.gpu_host.plugins.module_utils._common.files import NotRegularFile, open_regular
+from ansible_collections.inference.gpu_host.plugins.module_utils._drafter.headers import (
     METADATA_KEY,
     json_nesting_depth,
 )
-from ansible_collections.inference.gpu_host.plugins.module_utils import vllm_versions
+from ansible_collections.inference.gpu_host.plugins.module_utils._vllm import versions as vllm_versions
 
 ARCHITECTURE = "DFlashDraftModel"
 ARCHITECTURE_DFLASH2 = "DFlash2DraftModel"

@@ -20,7 +20,7 @@ __metaclass__ = type
 import json
 import re
 
-from ansible_collections.inference.gpu_host.plugins.module_utils import vllm_versions
+from ansible_collections.inference.gpu_host.plugins.module_utils._vllm import versions as vllm_versions
 
 __all__ = ["ABI_PROBE", "abi_verdict", "vllm_impact"]
 

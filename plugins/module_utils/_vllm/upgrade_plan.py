@@ -13,7 +13,9 @@ nothing here reads the host. Public API:
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
-from ansible_collections.inference.gpu_host.plugins.module_utils import dflash, venv_lock, vllm_versions
+from ansible_collections.inference.gpu_host.plugins.module_utils._drafter import dflash
+from ansible_collections.inference.gpu_host.plugins.module_utils._venv import lock as venv_lock
+from ansible_collections.inference.gpu_host.plugins.module_utils._vllm import versions as vllm_versions
 
 __all__ = ["UpgradePlanError", "upgrade_plan", "COMPARED"]
 

@@ -35,7 +35,7 @@ import posixpath
 import re
 from collections.abc import Mapping
 
-from ansible_collections.inference.gpu_host.plugins.module_utils.redaction import CREDENTIAL_NAME
+from ansible_collections.inference.gpu_host.plugins.module_utils._common.redaction import CREDENTIAL_NAME
 
 PREFIX = "vllm_service_"
 
@@ -55,7 +55,7 @@ _PLAIN_VALUE = re.compile(r"^[A-Za-z0-9_.,:/@+%=-]*\Z")
 # unit's (or the environment file's) line and starts another directive or assignment; NUL ends it.
 UNSAFE = re.compile(u"[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
 _CONTROL = UNSAFE
-# A name in vllm_service_environment that holds a credential (module_utils/redaction.py, which the
+# A name in vllm_service_environment that holds a credential (module_utils/_common/redaction.py, which the
 # drift report masks by) makes the environment file secret too: secrets by name, not by accident.
 _CREDENTIAL_NAME = CREDENTIAL_NAME
 # What vllm_wait_ready sends as "Authorization: Bearer <key>": printable ASCII, no space.
@@ -626,7 +626,7 @@ def _check_groups(variable, value):
 
 def _check_extra_args(variable, value):
     # Imported here: vllm_serve imports this module.
-    from ansible_collections.inference.gpu_host.plugins.module_utils.vllm_serve import VllmServeError, check_extra_args
+    from ansible_collections.inference.gpu_host.plugins.module_utils._vllm.serve import VllmServeError, check_extra_args
     try:
         check_extra_args(value)
     except VllmServeError as exc:

@@ -73,7 +73,7 @@ import re
 import stat
 import time
 
-from ansible_collections.inference.gpu_host.plugins.module_utils.gpu_facts import (
+from ansible_collections.inference.gpu_host.plugins.module_utils._gpu.facts import (
     char_major_registered,
     nvidia_char_majors,
 )

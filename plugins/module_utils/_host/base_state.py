@@ -18,7 +18,7 @@ import os
 import pwd
 import re
 
-from ansible_collections.inference.gpu_host.plugins.module_utils.host_files import owner_name, path_state, sha256_text
+from ansible_collections.inference.gpu_host.plugins.module_utils._common.files import owner_name, path_state, sha256_text
 
 RECORD_VERSION = 1
 # How the role installs each certificate (its copy task says the same).

@@ -25,8 +25,8 @@ import posixpath
 import re
 from collections.abc import Mapping
 
-from ansible_collections.inference.gpu_host.plugins.module_utils.redaction import CREDENTIAL_FLAGS, credential_flag, flag_name
-from ansible_collections.inference.gpu_host.plugins.module_utils.vllm_unit import UNSAFE
+from ansible_collections.inference.gpu_host.plugins.module_utils._common.redaction import CREDENTIAL_FLAGS, credential_flag, flag_name
+from ansible_collections.inference.gpu_host.plugins.module_utils._vllm.unit import UNSAFE
 
 # Errors name the role's variables: the settings are vllm_service_<name>.
 VARIABLE_PREFIX = "vllm_service_"
@@ -172,7 +172,7 @@ def _checked_line(name, arg):
 # Flags an extra argument may not carry: a credential there is in ps, the unit file and the drift
 # report; the role's own flags would be given twice. vLLM's parser (argparse, allow_abbrev) takes any
 # unambiguous prefix of a flag, "--flag=value", "_" for "-" and FlexibleArgumentParser's dotted
-# "--flag.key value": module_utils/redaction.py decides which spellings are a credential flag (every
+# "--flag.key value": module_utils/_common/redaction.py decides which spellings are a credential flag (every
 # one of them), and the drift report masks the same ones.
 _OWNED_FLAGS = {"--shutdown-timeout": "shutdown_timeout"}
 

@@ -17,14 +17,14 @@ import errno
 import json
 import os
 
-from ansible_collections.inference.gpu_host.plugins.module_utils.host_files import path_state, read_record, read_text
-from ansible_collections.inference.gpu_host.plugins.module_utils.flash_attn_guard import (
+from ansible_collections.inference.gpu_host.plugins.module_utils._common.files import path_state, read_record, read_text
+from ansible_collections.inference.gpu_host.plugins.module_utils._venv.flash_attn_guard import (
     FlashAttnGuardError, inspect_venv)
-from ansible_collections.inference.gpu_host.plugins.module_utils.venv_generations import (
+from ansible_collections.inference.gpu_host.plugins.module_utils._venv.generations import (
     COMPLETE_FILE, FAILED_FILE, STATE_SUBDIR, adopted_name, check_venv, generation_name, generations_dir,
     in_use_generations, plan, requirement_lines, scan)
-from ansible_collections.inference.gpu_host.plugins.module_utils.venv_lock import VenvLockError, compare
-from ansible_collections.inference.gpu_host.plugins.module_utils.vllm_versions import (
+from ansible_collections.inference.gpu_host.plugins.module_utils._venv.lock import VenvLockError, compare
+from ansible_collections.inference.gpu_host.plugins.module_utils._vllm.versions import (
     VllmVersionError, behaviour, entry_point, installed_vllm, known_problems)
 
 # How the role makes its directories (venv.yml says the same).

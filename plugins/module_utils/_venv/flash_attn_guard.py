@@ -35,7 +35,7 @@ import posixpath
 import re
 import stat
 
-from ansible_collections.inference.gpu_host.plugins.module_utils.venv_lock import (
+from ansible_collections.inference.gpu_host.plugins.module_utils._venv.lock import (
     VenvLockError,
     canonicalize_name,
     distribution_name_version,

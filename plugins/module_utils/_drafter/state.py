@@ -6,7 +6,7 @@
 ``probe_*`` run on the host (module drafter_host_state): the drafter directory, the weights
 (a stat, never their bytes), the record of the last placement, the local facts, the target's
 config.json, a host source, and whether dflash_drafter_config would change config.json (the
-same derivation from the same options, through module_utils/dflash.py, without writing).
+same derivation from the same options, through module_utils/_drafter/dflash.py, without writing).
 ``plan`` runs on the controller (filter drafter_plan): it compares that with what the role's
 variables ask for and names only the work left, so that a run with nothing to change makes
 no other round trip. It skips a task only where the task itself would change nothing; when it
@@ -24,15 +24,15 @@ import re
 import stat
 
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
-from ansible_collections.inference.gpu_host.plugins.module_utils.dflash import (
+from ansible_collections.inference.gpu_host.plugins.module_utils._drafter.dflash import (
     DRAFTER_PROFILES, DflashConfigError, derive_drafter_config, is_speculators_config, read_json_file,
     read_target_config, render_config)
-from ansible_collections.inference.gpu_host.plugins.module_utils.drafter_placement import place_reason
-from ansible_collections.inference.gpu_host.plugins.module_utils.host_files import read_record as _read_record
-from ansible_collections.inference.gpu_host.plugins.module_utils.host_files import sha256_text, stat_path
-from ansible_collections.inference.gpu_host.plugins.module_utils.safetensors_header import (
+from ansible_collections.inference.gpu_host.plugins.module_utils._drafter.placement import place_reason
+from ansible_collections.inference.gpu_host.plugins.module_utils._common.files import read_record as _read_record
+from ansible_collections.inference.gpu_host.plugins.module_utils._common.files import sha256_text, stat_path
+from ansible_collections.inference.gpu_host.plugins.module_utils._drafter.headers import (
     INDEX_FILENAME, SafetensorsHeaderError, read_checkpoint)
-from ansible_collections.inference.gpu_host.plugins.module_utils.vllm_versions import (
+from ansible_collections.inference.gpu_host.plugins.module_utils._vllm.versions import (
     VllmVersionError, installed_vllm, parse_version, same_version)
 
 RECORD_FILE = {"mode": "0644"}   # the placement record: drafter_owner/drafter_group, mode 0644

@@ -17,9 +17,9 @@ import socket
 import time
 from urllib.parse import urlsplit
 
-from ansible_collections.inference.gpu_host.plugins.module_utils.dflash import captured_layers_verdict, read_json_file
-from ansible_collections.inference.gpu_host.plugins.module_utils.host_files import parse_json_bounded
-from ansible_collections.inference.gpu_host.plugins.module_utils.vllm_log import find_captured_layers, safe_text
+from ansible_collections.inference.gpu_host.plugins.module_utils._drafter.dflash import captured_layers_verdict, read_json_file
+from ansible_collections.inference.gpu_host.plugins.module_utils._common.files import parse_json_bounded
+from ansible_collections.inference.gpu_host.plugins.module_utils._vllm.log import find_captured_layers, safe_text
 
 # Bounds of one answer. Whatever is on the port (a vLLM that hangs half way, another program, a
 # server that trickles a byte at a time) is read within the request's deadline and these bounds, and

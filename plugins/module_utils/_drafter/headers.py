@@ -29,7 +29,7 @@ import json
 import os
 import struct
 
-from ansible_collections.inference.gpu_host.plugins.module_utils.host_files import NotRegularFile, json_depth, open_regular
+from ansible_collections.inference.gpu_host.plugins.module_utils._common.files import NotRegularFile, json_depth, open_regular
 
 
 MAX_HEADER_SIZE = 100 * 1000 * 1000  # the safetensors library's own limit (100 MB)

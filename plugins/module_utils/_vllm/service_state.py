@@ -25,7 +25,7 @@ import pwd
 import re
 import stat
 
-from ansible_collections.inference.gpu_host.plugins.module_utils.host_files import sha256_text
+from ansible_collections.inference.gpu_host.plugins.module_utils._common.files import sha256_text
 
 _OCTAL_MODE = re.compile(r"^0?[0-7]{3,4}$")
 _PID = re.compile(r"pid=([0-9]+)")
