@@ -8,9 +8,10 @@ import os
 import pytest
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.inference.gpu_host.plugins.filter.gpu_host import FilterModule
+from ansible_collections.inference.gpu_host.plugins.filter import drafter_small, venv_small, vllm_small
 
-FILTERS = FilterModule().filters()
+FILTERS = dict(venv_small.FilterModule().filters(), **drafter_small.FilterModule().filters())
+FILTERS.update(vllm_small.FilterModule().filters())
 
 
 def _stat(path):

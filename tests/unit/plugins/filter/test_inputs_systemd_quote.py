@@ -11,7 +11,7 @@ from ansible.errors import AnsibleFilterError
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ansible_collections.inference.gpu_host.plugins.filter.gpu_host import FilterModule
+from ansible_collections.inference.gpu_host.plugins.filter.vllm_small import FilterModule
 
 FILTERS = FilterModule().filters()
 quote, exec_line = FILTERS["systemd_quote"], FILTERS["systemd_exec"]

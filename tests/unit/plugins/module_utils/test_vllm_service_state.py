@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, strategies as st
 
 from ansible.errors import AnsibleFilterError
-from ansible_collections.inference.gpu_host.plugins.filter.gpu_host import FilterModule as GpuHostFilters
+from ansible_collections.inference.gpu_host.plugins.filter.vllm_small import FilterModule as GpuHostFilters
 from ansible_collections.inference.gpu_host.plugins.filter.vllm_service_plan import vllm_service_plan
 from ansible_collections.inference.gpu_host.plugins.module_utils._vllm import service_state as vs
 from ansible_collections.inference.gpu_host.plugins.module_utils._common import files as hf

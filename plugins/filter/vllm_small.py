@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, inference.gpu_host contributors
 # Apache License 2.0 (see LICENSE)
-"""Filters that let roles reach the collection's shared knowledge (module_utils) from Jinja.
+"""The vLLM subsystem's small filters: the unit's quoting, the model files' fingerprint, the versions table.
 
 Each filter's user documentation is its own plugins/filter/<name>.yml (ansible-doc -t filter).
 """
@@ -9,41 +9,12 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import hashlib
-import re
 
 from collections.abc import Iterable, Mapping, Sequence
 
 from ansible.errors import AnsibleFilterError
 # The collection's module_utils are imported inside each filter, not here: to find one filter,
 # Ansible loads every filter file of the collection, in every task's worker process.
-
-# flash_attn-2.8.3+cu12torch2.7cxx11abiFALSE-cp311-cp311-linux_x86_64.whl
-_WHEEL = re.compile(
-    r"^(?P<name>[A-Za-z0-9_]+)-(?P<version>[^-]+?)(?:\+(?P<local>[^-]+))?-(?P<py>[^-]+)-(?P<abi>[^-]+)-(?P<plat>[^-]+)\.whl$")
-
-
-def _flash_attn_gate(gpus, flash_attn_major):
-    from ansible_collections.inference.gpu_host.plugins.module_utils._gpu.facts import GpuFactsError, flash_attn_gate
-    try:
-        return flash_attn_gate(gpus or [], flash_attn_major)
-    except GpuFactsError as exc:
-        raise AnsibleFilterError(str(exc))
-
-
-def _wheel_tags(filename):
-    """Split a wheel file name into its tags; local tag parts cuXY / torchA.B / cxx11abi... as keys."""
-    base = filename.rsplit("/", 1)[-1].split("?", 1)[0]
-    match = _WHEEL.match(base)
-    if not match:
-        raise AnsibleFilterError("%s: not a wheel file name (name-version-python-abi-platform.whl)" % filename)
-    tags = match.groupdict()
-    local = tags.get("local") or ""
-    cuda = re.search(r"cu(\d+)", local)
-    torch = re.search(r"torch(\d+\.\d+)", local)
-    tags["cuda_major"] = cuda.group(1)[:2] if cuda else ""
-    tags["torch_minor"] = torch.group(1) if torch else ""
-    tags["cxx11abi"] = ("TRUE" in local) if "cxx11abi" in local else None
-    return tags
 
 
 def _systemd_quote(arg):
@@ -116,14 +87,6 @@ def _file_fingerprint(files):
     return "sha256:" + hashlib.sha256("\n".join(sorted(rows)).encode("utf-8")).hexdigest()
 
 
-def _dflash_stale_ids(config, vllm_version):
-    """The drift check's message when a drafter config.json was written for another vLLM, else ''."""
-    from ansible_collections.inference.gpu_host.plugins.module_utils._drafter.dflash import stale_ids_message
-    if not isinstance(config, dict):
-        raise AnsibleFilterError("dflash_stale_ids: expected the parsed config.json (a dict), got %s" % type(config).__name__)
-    return stale_ids_message(config, str(vllm_version)) or ""
-
-
 def _vllm_version_table(version, distribution="vllm"):
     """What the versions table says of a pinned vLLM, read on the controller (no round trip)."""
     from ansible_collections.inference.gpu_host.plugins.module_utils._vllm.versions import VllmVersionError, behaviour, known_problems
@@ -136,7 +99,4 @@ def _vllm_version_table(version, distribution="vllm"):
 
 class FilterModule(object):
     def filters(self):
-        return {"flash_attn_gate": _flash_attn_gate, "wheel_tags": _wheel_tags,
-                "systemd_quote": _systemd_quote, "systemd_exec": _systemd_exec,
-                "file_fingerprint": _file_fingerprint, "dflash_stale_ids": _dflash_stale_ids,
-                "vllm_version_table": _vllm_version_table}
+        return {"systemd_quote": _systemd_quote, "systemd_exec": _systemd_exec, "file_fingerprint": _file_fingerprint, "vllm_version_table": _vllm_version_table}
