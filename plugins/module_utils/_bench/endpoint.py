@@ -1,0 +1,47 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, inference.gpu_host contributors
+# Apache License 2.0 (see LICENSE)
+"""What a benchmark needs to know about the served instance, from either source:
+
+- the vllm_service role's record on the host (/etc/ansible/facts.d/inference_vllm_service_<instance>.fact:
+  unit, url, served_model_name, model, venv, speculative_config), which a standalone benchmark reads;
+- the endpoint the vllm_service role passes to the gate after readiness (url, served_model_name, model, venv,
+  unit_path, env_file, drafter_dir).
+"""
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+import posixpath
+
+UNIT_DIR = "/etc/systemd/system"
+FIELDS = ("url", "served_model_name", "model", "venv", "unit_path", "env_file", "drafter_dir")
+
+
+class EndpointError(ValueError):
+    """The record or endpoint lacks what a benchmark needs (the message names the keys)."""
+
+
+def _text(value):
+    return value if isinstance(value, str) else ""
+
+
+def endpoint(source, env_file):
+    """The seven FIELDS, from a vllm_service record or a gate endpoint; ``env_file`` is the environment file
+    to use when ``source`` names none."""
+    if not isinstance(source, dict):
+        raise EndpointError("expected the vllm_service record or serving_benchmark_endpoint as a mapping, got %s"
+                            % type(source).__name__)
+    out = dict((k, _text(source.get(k))) for k in FIELDS)
+    unit = _text(source.get("unit"))
+    if not out["unit_path"] and unit:
+        out["unit_path"] = posixpath.join(UNIT_DIR, unit)
+    if not out["drafter_dir"]:
+        spec = source.get("speculative_config")
+        out["drafter_dir"] = _text(spec.get("model")) if isinstance(spec, dict) else ""
+    out["env_file"] = out["env_file"] or _text(env_file)
+    missing = [k for k in FIELDS if k != "drafter_dir" and not out[k]]
+    if missing:
+        raise EndpointError("the served instance's %s missing (record keys: unit, url, served_model_name, model, "
+                            "venv; serving_benchmark_endpoint keys: %s)" % (", ".join(missing) + (
+                                " is" if len(missing) == 1 else " are"), ", ".join(FIELDS)))
+    return out

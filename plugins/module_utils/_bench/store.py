@@ -1,0 +1,162 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, inference.gpu_host contributors
+# Apache License 2.0 (see LICENSE)
+"""Where an instance's benchmark results live on the host, and the key they are kept under.
+
+The key is what the figures are figures of: the venv generation the unit runs (the basename of its
+real venv directory, docs/generations.md), the drafter's fingerprint (its config.json and the content of its
+weights, whose sha256 is cached beside the records with the file's size, times and inode) and the unit's
+hash. Layout, one directory per instance:
+
+  <dir>/<generation>__d-<12 hex>__u-<12 hex>.json   the last run under that key
+  <dir>/last.json                                   the last recorded figures: what the gate compares with
+
+A run whose gate failed is written under its key (so the report shows it) but never to last.json.
+"""
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+import hashlib
+import json
+import os
+import re
+import tempfile
+
+from ansible_collections.inference.gpu_host.plugins.module_utils._common.files import parse_json_bounded
+
+LAST = "last.json"
+RECORD_SUFFIX = ".json"
+SCHEMA = 1
+# A record is a few KiB; anything far larger in the directory is not one of ours.
+MAX_RECORD_BYTES = 1 << 20
+_SAFE = re.compile(r"[^A-Za-z0-9._+-]")
+# The drafter weights' sha256 and the size and mtime it was computed at, beside the records.
+WEIGHTS_CACHE = ".drafter-weights.json"
+
+
+class StoreError(ValueError):
+    """The results directory or a record in it cannot be used (a sentence naming the file)."""
+
+
+def _sha(data):
+    return hashlib.sha256(data).hexdigest()
+
+
+def _read_bytes(path, limit=MAX_RECORD_BYTES):
+    with open(path, "rb") as fh:
+        data = fh.read(limit + 1)
+    if len(data) > limit:
+        raise StoreError("%s is larger than %d bytes" % (path, limit))
+    return data
+
+
+def _weights_sha(path, cache_path, write_cache):
+    """sha256 of the weights, read once per placement: cached beside the records with the file's size, times and
+    inode when it was read (a multi-GB drafter is not read again on every run)."""
+    st = os.stat(path)
+    # ctime and inode too: a copy can keep size and mtime, but not the inode change time (utime sets it).
+    stamp = {"path": path, "size": st.st_size, "mtime_ns": st.st_mtime_ns, "ctime_ns": st.st_ctime_ns,
+             "inode": st.st_ino}
+    try:
+        cached, why = parse_json_bounded(_read_bytes(cache_path))
+    except (IOError, OSError, StoreError):
+        cached, why = None, "unreadable"
+    if not why and isinstance(cached, dict) and all(cached.get(k) == v for k, v in stamp.items()):
+        return str(cached.get("sha256", ""))
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    stamp["sha256"] = digest.hexdigest()
+    if write_cache:
+        _write(cache_path, stamp)
+    return stamp["sha256"]
+
+
+def drafter_fingerprint(drafter_dir, results_dir=None, write_cache=False):
+    """sha256 of the drafter's config.json and the content of its weights (model.safetensors); "none" without a
+    drafter directory (no speculation). The weights' sha256 is cached in ``results_dir`` when ``write_cache``."""
+    if not drafter_dir:
+        return "none"
+    parts = []
+    try:
+        parts.append(b"config.json\0" + _read_bytes(os.path.join(drafter_dir, "config.json")))
+    except (IOError, OSError):
+        parts.append(b"config.json\0-")
+    weights = os.path.join(drafter_dir, "model.safetensors")
+    cache = os.path.join(results_dir or drafter_dir, WEIGHTS_CACHE)
+    try:
+        parts.append(b"weights\0" + _weights_sha(weights, cache, write_cache and results_dir is not None).encode())
+    except (IOError, OSError):
+        parts.append(b"weights\0-")
+    return _sha(b"\n".join(parts))
+
+
+def unit_hash(unit_path):
+    """sha256 of the unit file's bytes (StoreError when it cannot be read: no unit, no served instance)."""
+    try:
+        return _sha(_read_bytes(unit_path))
+    except (IOError, OSError) as exc:
+        raise StoreError("cannot read the unit %s: %s" % (unit_path, exc))
+
+
+def store_key(generation, drafter_fp, unit_sha):
+    """The file stem of a record: <generation>__d-<12 hex>__u-<12 hex>, safe as a file name."""
+    gen = _SAFE.sub("_", str(generation or "venv"))[:120]
+    if gen in (".", ".."):
+        gen = "venv"
+    return "%s__d-%s__u-%s" % (gen, _SAFE.sub("_", str(drafter_fp)[:12]), _SAFE.sub("_", str(unit_sha)[:12]))
+
+
+def _load(path):
+    try:
+        data = _read_bytes(path)
+    except (IOError, OSError):
+        return None
+    record, why = parse_json_bounded(data)
+    if why:
+        raise StoreError("%s is not a benchmark record (%s): move it away or remove it" % (path, why))
+    if not isinstance(record, dict) or not isinstance(record.get("figures"), dict):
+        raise StoreError("%s is not a benchmark record (no figures): move it away or remove it" % path)
+    return record
+
+
+def load(results_dir, key):
+    """(the record under ``key`` or None, the last recorded one or None, every record sorted by time)."""
+    records = []
+    try:
+        names = sorted(os.listdir(results_dir))
+    except OSError:
+        names = []
+    for name in names:
+        if name.endswith(RECORD_SUFFIX) and name != LAST and not name.startswith("."):
+            record = _load(os.path.join(results_dir, name))
+            if record is not None:
+                records.append(record)
+    records.sort(key=lambda r: (str(r.get("time", "")), str(r.get("key", ""))))
+    by_key = [r for r in records if r.get("key") == key]
+    return (by_key[-1] if by_key else None), _load(os.path.join(results_dir, LAST)), records
+
+
+def _write(path, record):
+    directory = os.path.dirname(path)
+    if not os.path.isdir(directory):
+        os.makedirs(directory, 0o755)
+    fd, tmp = tempfile.mkstemp(prefix=".bench-", dir=directory)
+    try:
+        with os.fdopen(fd, "w") as fh:
+            json.dump(record, fh, indent=2, sort_keys=True)
+            fh.write("\n")
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def save(results_dir, record, as_last):
+    """Write ``record`` under its key, and as last.json when ``as_last`` (the gate recorded it)."""
+    _write(os.path.join(results_dir, record["key"] + RECORD_SUFFIX), record)
+    if as_last:
+        _write(os.path.join(results_dir, LAST), record)
