@@ -200,16 +200,42 @@ def expected_hosts(inventories, pattern, limit=None, vault_ids=(), vault_passwor
     inventory), a --limit that matches none of them. Vault secrets come only from password files here (a prompt
     is never opened twice); a source that needs another secret to parse is reported by the run itself.
     """
+    from ansible.utils.display import Display  # pylint: disable=import-outside-toplevel
+
+    display = Display()
+    failures = []
+
+    def _failed(msg, exception=None, *args, **kwargs):  # pylint: disable=unused-argument,keyword-arg-before-vararg
+        failures.append("%s %s" % (str(msg).strip(), _reason(exception) if exception is not None else ""))
+
+    # Ansible's warnings about the sources become this function's problem sentence (the run would repeat them).
+    display.warning = lambda msg, *args, **kwargs: None
+    display.error_as_warning = _failed
+    try:
+        inventory, problem = _read_inventory(inventories, vault_ids, vault_password_files, failures)
+        if problem:
+            return [], problem
+        if pattern is None:
+            return None, None
+        every, problem = _pattern_hosts(inventory, inventories, pattern)
+        if problem or not limit:
+            return every, problem
+        return _limited_hosts(inventory, pattern, limit, every)
+    finally:
+        for name in ("warning", "error_as_warning"):
+            display.__dict__.pop(name, None)
+
+
+def _read_inventory(inventories, vault_ids, vault_password_files, failures):
+    """(inventory, problem): the inventory as Ansible reads it, and None or why a source cannot be used (it does
+    not exist, no plugin parses it - with the reasons Ansible gave, collected in ``failures`` - or one of its
+    group_vars/host_vars files does not parse)."""
     # pylint: disable=import-outside-toplevel
     from ansible.errors import AnsibleError
     from ansible.inventory.manager import InventoryManager
     from ansible.parsing.dataloader import DataLoader
     from ansible.plugins.loader import init_plugin_loader
-    from ansible.utils.display import Display
     # pylint: enable=import-outside-toplevel
-
-    display = Display()
-    failures = []
 
     class _Inventory(InventoryManager):
         """InventoryManager that remembers each source no plugin parsed, with the plugins' reasons."""
@@ -225,69 +251,75 @@ def expected_hosts(inventories, pattern, limit=None, vault_ids=(), vault_passwor
                 self.unparsed.append((source, failures[start:]))
             return parsed
 
-    def _failed(msg, exception=None, *args, **kwargs):  # pylint: disable=unused-argument,keyword-arg-before-vararg
-        failures.append("%s %s" % (str(msg).strip(), _reason(exception) if exception is not None else ""))
-
-    # Ansible's warnings about the sources become this function's problem sentence (the run would repeat them).
-    display.warning = lambda msg, *args, **kwargs: None
-    display.error_as_warning = _failed
+    init_plugin_loader()
+    loader = DataLoader()
+    _load_vault_secrets(loader, vault_ids, vault_password_files)
     try:
-        init_plugin_loader()
-        loader = DataLoader()
-        secrets = [v for v in vault_ids if not v.endswith(("@prompt", "@prompt_ask_vault_pass")) and v != "prompt"]
-        if secrets or vault_password_files:
-            try:
-                from ansible.cli import CLI  # pylint: disable=import-outside-toplevel
-                CLI.setup_vault_secrets(loader, secrets, list(vault_password_files), ask_vault_pass=False,
-                                        auto_prompt=False, initialize_context=False)
-            except (AnsibleError, OSError):
-                pass  # the run reports a bad password file itself
-        try:
-            inventory = _Inventory(loader=loader, sources=list(inventories))
-        except AnsibleError as exc:  # INVENTORY_UNPARSED_IS_FAILED / ANY_UNPARSED_IS_FAILED set in ansible.cfg
-            return [], "the inventory cannot be read: %s" % str(exc).strip().splitlines()[0]
-        broken = []
-        for source, reasons in inventory.unparsed:
-            if "," not in source and not os.path.lexists(source):
-                broken.append("inventory source %s does not exist" % source)
-            elif os.path.isdir(source):
-                broken.append("inventory source %s holds no inventory file Ansible can parse" % source)
-            else:
-                ext = os.path.splitext(source)[1]
-                wanted = "'yaml'" if ext in (".yml", ".yaml", ".json") else "'ini'"
-                reason = next((r for r in reasons if wanted in r), reasons[0] if reasons else "no inventory plugin accepts it")
-                broken.append("inventory source %s does not parse: %s" % (source, reason))
-        broken += _unreadable_vars_files(loader, inventories, inventory)
-        if broken:
-            return [], "; ".join(broken)
-        if pattern is None:
-            return None, None
-        every = []
-        for one in _patterns(pattern):
-            every += [h.name for h in inventory.get_hosts(one, ignore_limits=True) if h.name not in every]
-        if not every:
-            groups = set(inventory.groups) - {"all", "ungrouped"}
-            # A missing group named like one the inventory has is a typo on one side or the other.
-            typos = ["%s is not a group there%s" % (n, _hint(n, groups)) for n in _pattern_names(pattern)
-                     if n not in groups and n not in inventory.hosts and _hint(n, groups)]
-            return [], "no host of %s is in the playbook's hosts %s%s; the inventory's groups: %s" % (
-                ", ".join(inventories), pattern, ": " + "; ".join(typos) if typos else "",
-                ", ".join(sorted(groups)) or "none")
-        if not limit:
-            return sorted(every), None
-        inventory.subset(limit)
-        hosts = []
-        for one in _patterns(pattern):
-            hosts += [h.name for h in inventory.get_hosts(one) if h.name not in hosts]
-        if not hosts:
-            known = set(inventory.groups) | set(inventory.hosts)
-            hints = "".join(_hint(n, known) for n in _pattern_names(limit) if n not in known)
-            return [], "--limit %s matches none of the %d host(s) in %s (%s)%s" % (
-                limit, len(every), pattern, ", ".join(sorted(every)[:10]) + (", ..." if len(every) > 10 else ""), hints)
+        inventory = _Inventory(loader=loader, sources=list(inventories))
+    except AnsibleError as exc:  # INVENTORY_UNPARSED_IS_FAILED / ANY_UNPARSED_IS_FAILED set in ansible.cfg
+        return None, "the inventory cannot be read: %s" % str(exc).strip().splitlines()[0]
+    broken = [_unparsed_source(source, reasons) for source, reasons in inventory.unparsed]
+    broken += _unreadable_vars_files(loader, inventories, inventory)
+    return inventory, "; ".join(broken) or None
+
+
+def _load_vault_secrets(loader, vault_ids, vault_password_files):
+    """Vault secrets from password files only (never a prompt: the run opens its own)."""
+    # pylint: disable=import-outside-toplevel
+    from ansible.errors import AnsibleError
+    # pylint: enable=import-outside-toplevel
+    secrets = [v for v in vault_ids if not v.endswith(("@prompt", "@prompt_ask_vault_pass")) and v != "prompt"]
+    if not secrets and not vault_password_files:
+        return
+    try:
+        from ansible.cli import CLI  # pylint: disable=import-outside-toplevel
+        CLI.setup_vault_secrets(loader, secrets, list(vault_password_files), ask_vault_pass=False,
+                                auto_prompt=False, initialize_context=False)
+    except (AnsibleError, OSError):
+        pass  # the run reports a bad password file itself
+
+
+def _unparsed_source(source, reasons):
+    """Why an inventory source no plugin parsed cannot be used: missing, an empty directory, or the reason of the
+    plugin its name asks for (yaml for .yml/.yaml/.json, else ini)."""
+    if "," not in source and not os.path.lexists(source):
+        return "inventory source %s does not exist" % source
+    if os.path.isdir(source):
+        return "inventory source %s holds no inventory file Ansible can parse" % source
+    ext = os.path.splitext(source)[1]
+    wanted = "'yaml'" if ext in (".yml", ".yaml", ".json") else "'ini'"
+    reason = next((r for r in reasons if wanted in r), reasons[0] if reasons else "no inventory plugin accepts it")
+    return "inventory source %s does not parse: %s" % (source, reason)
+
+
+def _pattern_hosts(inventory, inventories, pattern):
+    """(hosts, problem): the sorted hosts of the playbook's patterns before --limit, or why there are none."""
+    every = []
+    for one in _patterns(pattern):
+        every += [h.name for h in inventory.get_hosts(one, ignore_limits=True) if h.name not in every]
+    if every:
+        return sorted(every), None
+    groups = set(inventory.groups) - {"all", "ungrouped"}
+    # A missing group named like one the inventory has is a typo on one side or the other.
+    typos = ["%s is not a group there%s" % (n, _hint(n, groups)) for n in _pattern_names(pattern)
+             if n not in groups and n not in inventory.hosts and _hint(n, groups)]
+    return [], "no host of %s is in the playbook's hosts %s%s; the inventory's groups: %s" % (
+        ", ".join(inventories), pattern, ": " + "; ".join(typos) if typos else "",
+        ", ".join(sorted(groups)) or "none")
+
+
+def _limited_hosts(inventory, pattern, limit, every):
+    """(hosts, problem): the sorted hosts of the patterns within --limit, or why --limit matches none."""
+    inventory.subset(limit)
+    hosts = []
+    for one in _patterns(pattern):
+        hosts += [h.name for h in inventory.get_hosts(one) if h.name not in hosts]
+    if hosts:
         return sorted(hosts), None
-    finally:
-        for name in ("warning", "error_as_warning"):
-            display.__dict__.pop(name, None)
+    known = set(inventory.groups) | set(inventory.hosts)
+    hints = "".join(_hint(n, known) for n in _pattern_names(limit) if n not in known)
+    return [], "--limit %s matches none of the %d host(s) in %s (%s)%s" % (
+        limit, len(every), pattern, ", ".join(sorted(every)[:10]) + (", ..." if len(every) > 10 else ""), hints)
 
 
 def _reason(exc):
@@ -599,74 +631,87 @@ def main(argv=None):
         log("ansible-runner is not importable by %s: pip install ansible-runner into that Python (%s -m pip install "
             "ansible-runner), or run this script with the Python that has it" % (sys.executable, sys.executable))
         return EXIT_ERROR
-
     # Secrets of the notifiers leave the environment before Ansible (and ansible-runner's artifacts) see it.
     private = dict((name, os.environ.pop(name)) for name in set(args.private_env + [args.webhook_url_env or ""])
                    if name and name in os.environ)
-
-    # What the run must check, known before it runs: Ansible goes on without an inventory source it cannot
-    # parse, and a play whose hosts match nothing is skipped, so its own report would say "clean".
     pattern = playbook_pattern(playbook)
-    try:
-        expected, problem = expected_hosts(
-            inventories, pattern, args.limit, args.vault_id,
-            [os.path.abspath(os.path.expanduser(args.vault_password_file))] if args.vault_password_file else [])
-    except Exception as exc:  # pylint: disable=broad-except  # the run's own report is still reconciled below
-        log("could not work out the expected hosts beforehand (%s: %s): the hosts the run reaches are the expected ones"
-            % (type(exc).__name__, exc))
-        expected, problem = None, None
-
+    expected, problem = expected_beforehand(args, inventories, pattern)
     with single_run(args.report_dir), tempfile.TemporaryDirectory(prefix="drift-check-") as tmp:
         if problem:
             log("nothing to check: %s" % problem)
             report = nothing_checked_report(problem, inventories, args.limit, pattern)
             table = retable("", report)
         else:
-            json_path = os.path.join(tmp, "report.json")
-            table_path = os.path.join(tmp, "report.txt")
-            env = ansible_env(json_path, table_path)
-            data_dir = args.private_data_dir or (os.path.join(args.report_dir, "runner") if args.report_dir
-                                                 else os.path.expanduser("~/.cache/inference.gpu_host/drift-runner"))
-            rc, run = run_with_runner(ansible_runner, args, playbook, inventories, env, os.path.abspath(data_dir))
-            if not os.path.exists(json_path):
-                log("no drift report was written (ansible rc %s): the playbook did not run to its end - see %s"
-                    % (rc, "the output above" if not args.quiet else os.path.join(run["artifact_dir"], "stdout")))
+            done = run_check(ansible_runner, args, playbook, inventories, (pattern, expected), tmp)
+            if done is None:
                 return EXIT_ERROR
-            with open(json_path) as handle:
-                report = json.load(handle)
-            with open(table_path) as handle:
-                table = handle.read()
-            if not report.get("check_mode"):
-                log("the run was not in check mode; its report is not a drift report")
-                return EXIT_ERROR
-            if report["exit_code"] == EXIT_CLEAN and rc not in (0, None):
-                log("ansible-playbook exited %s although no host reported a failure: treating the hosts as failed" % rc)
-                report["exit_code"] = EXIT_HOST_FAILED
-            report["runner"] = run
-            report["expected"] = {"pattern": pattern, "limit": args.limit, "hosts": expected}
-            reconcile(report, expected)
-            table = retable(table, report)
-            if report["summary"]["not_checked"]:
-                log("expected but not checked: %s" % ", ".join(report["summary"]["not_checked"]))
-            if report.get("problem"):
-                log("nothing checked: %s" % report["problem"])
-        code = report["exit_code"]
-        report_json = json.dumps(report, indent=2, sort_keys=True) + "\n"
-        if args.json_path:
-            os.makedirs(os.path.dirname(os.path.abspath(args.json_path)), exist_ok=True)
-            write_private(os.path.abspath(args.json_path), report_json)
-        if args.table_path:
-            os.makedirs(os.path.dirname(os.path.abspath(args.table_path)), exist_ok=True)
-            write_private(os.path.abspath(args.table_path), table)
-        kept = None
-        if args.report_dir:
-            stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
-            keep_reports(args.report_dir, stamp, report_json, table, args.keep_reports)
-            kept = os.path.join(args.report_dir, "latest.json")
-        sys.stdout.write(table)
-        sys.stdout.flush()
-        notify(args, report, kept or (os.path.abspath(args.json_path) if args.json_path else ""), table, private)
-        return code
+            report, table = done
+        publish(args, report, table, private)
+        return report["exit_code"]
+
+
+def expected_beforehand(args, inventories, pattern):
+    """What the run must check, known before it runs: Ansible goes on without an inventory source it cannot
+    parse, and a play whose hosts match nothing is skipped, so its own report would say "clean"."""
+    try:
+        return expected_hosts(
+            inventories, pattern, args.limit, args.vault_id,
+            [os.path.abspath(os.path.expanduser(args.vault_password_file))] if args.vault_password_file else [])
+    except Exception as exc:  # pylint: disable=broad-except  # the run's own report is still reconciled below
+        log("could not work out the expected hosts beforehand (%s: %s): the hosts the run reaches are the expected ones"
+            % (type(exc).__name__, exc))
+        return None, None
+
+
+def run_check(ansible_runner, args, playbook, inventories, wanted, tmp):
+    """Run the playbook and read the callback's report; (report, table) reconciled with ``wanted`` (the pattern
+    and the expected hosts), or None when the run wrote no report or was not in check mode (logged)."""
+    pattern, expected = wanted
+    json_path = os.path.join(tmp, "report.json")
+    table_path = os.path.join(tmp, "report.txt")
+    env = ansible_env(json_path, table_path)
+    data_dir = args.private_data_dir or (os.path.join(args.report_dir, "runner") if args.report_dir
+                                         else os.path.expanduser("~/.cache/inference.gpu_host/drift-runner"))
+    rc, run = run_with_runner(ansible_runner, args, playbook, inventories, env, os.path.abspath(data_dir))
+    if not os.path.exists(json_path):
+        log("no drift report was written (ansible rc %s): the playbook did not run to its end - see %s"
+            % (rc, "the output above" if not args.quiet else os.path.join(run["artifact_dir"], "stdout")))
+        return None
+    with open(json_path) as handle:
+        report = json.load(handle)
+    with open(table_path) as handle:
+        table = handle.read()
+    if not report.get("check_mode"):
+        log("the run was not in check mode; its report is not a drift report")
+        return None
+    if report["exit_code"] == EXIT_CLEAN and rc not in (0, None):
+        log("ansible-playbook exited %s although no host reported a failure: treating the hosts as failed" % rc)
+        report["exit_code"] = EXIT_HOST_FAILED
+    report["runner"] = run
+    report["expected"] = {"pattern": pattern, "limit": args.limit, "hosts": expected}
+    reconcile(report, expected)
+    if report["summary"]["not_checked"]:
+        log("expected but not checked: %s" % ", ".join(report["summary"]["not_checked"]))
+    if report.get("problem"):
+        log("nothing checked: %s" % report["problem"])
+    return report, retable(table, report)
+
+
+def publish(args, report, table, private):
+    """Write the report where asked (--json, --table, --report-dir), print the table, notify."""
+    report_json = json.dumps(report, indent=2, sort_keys=True) + "\n"
+    for path, content in ((args.json_path, report_json), (args.table_path, table)):
+        if path:
+            os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+            write_private(os.path.abspath(path), content)
+    kept = None
+    if args.report_dir:
+        stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+        keep_reports(args.report_dir, stamp, report_json, table, args.keep_reports)
+        kept = os.path.join(args.report_dir, "latest.json")
+    sys.stdout.write(table)
+    sys.stdout.flush()
+    notify(args, report, kept or (os.path.abspath(args.json_path) if args.json_path else ""), table, private)
 
 
 if __name__ == "__main__":

@@ -107,15 +107,8 @@ gpu_info:
   returned: when O(gpus=true)
 """
 
-import os
-
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.inference.gpu_host.plugins.module_utils._host.base_state import (
-    account_state, ca_files, parse_dpkg, shm_mib)
-from ansible_collections.inference.gpu_host.plugins.module_utils._gpu.facts import read_gpu_facts
-from ansible_collections.inference.gpu_host.plugins.module_utils._common.files import path_state, read_record
-
-DPKG_FORMAT = "-f=${Package} ${db:Status-Status}\\n"
+from ansible_collections.inference.gpu_host.plugins.module_utils._host.base_state import BaseStateError, host_state
 
 
 def main():
@@ -131,37 +124,10 @@ def main():
         ),
         supports_check_mode=True,
     )
-    params = module.params
-    for option in ("ca_dir", "record"):
-        if not os.path.isabs(params[option]):
-            module.fail_json(msg="%s must be an absolute path, got %r" % (option, params[option]))
-    bad = [p for p in params["paths"] if not os.path.isabs(p)]
-    if bad:
-        module.fail_json(msg="paths must be absolute, got %r" % (bad,))
-    bad = [p for p in params["packages"] if not p or p.startswith("-") or any(c.isspace() for c in p)]
-    if bad:
-        module.fail_json(msg="packages must be Debian package names, got %r" % (bad,))
-    names = sorted(set(params["packages"]) | {"python3-apt"})
-    dpkg = module.get_bin_path("dpkg-query")
-    out = ""
-    if dpkg:
-        # rc 1 only says that some package is unknown: its line is missing, so it reads as not installed.
-        _rc, out, _err = module.run_command([dpkg, "-W", DPKG_FORMAT] + names)
-    record, warning = read_record(params["record"])
-    if warning:
-        module.warn(warning)
-    result = dict(
-        changed=False,
-        packages=parse_dpkg(out, names),
-        shm_mib=shm_mib(),
-        ca_files=ca_files(params["ca_dir"]),
-        record=record,
-        paths={p: path_state(p) for p in params["paths"]},
-    )
-    result.update(account_state(params["user"], params["group"]))
-    if params["gpus"]:
-        result["gpu_info"] = read_gpu_facts(module)
-    module.exit_json(**result)
+    try:
+        module.exit_json(**host_state(module))
+    except BaseStateError as exc:
+        module.fail_json(msg=str(exc))
 
 
 if __name__ == "__main__":

@@ -17,7 +17,8 @@ description:
   - With O(config), also whether M(inference.gpu_host.dflash_drafter_config) given these options would change
     C(config.json) (content, owner, group or mode), and the result it would return - the same derivation from
     the same safetensors header and target config, without writing anything. Where it cannot tell (the module
-    would fail, a symbolic mode) it says so, and the role runs the module.
+    would fail, a symbolic mode) it says so, and the role runs the module. Where it can, the role writes the
+    C(config.json) it derived (the module is not run), so the warnings the module would give are given here.
   - The drafter role hands the result to the P(inference.gpu_host.drafter_plan#filter) filter, which names the
     work left, so that a run with nothing to change makes no other round trip.
   - Read-only. Bad options fail with a message naming the option.
@@ -128,13 +129,8 @@ config:
   returned: always
 """
 
-import os
-
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.inference.gpu_host.plugins.module_utils._drafter.state import (
-    config_state, prev_copies, read_record, stat_path, validate_config_options)
-
-PATHS = ("dest_dir", "weights", "record", "facts", "target_config", "source")
+from ansible_collections.inference.gpu_host.plugins.module_utils._drafter.state import DrafterStateError, read_host
 
 
 def main():
@@ -150,47 +146,13 @@ def main():
         ),
         supports_check_mode=True,
     )
-    params = module.params
-    for option in PATHS:
-        if params[option] is not None and not os.path.isabs(params[option]):
-            module.fail_json(msg="%s must be an absolute path, got %r" % (option, params[option]))
-    record, warning = read_record(params["record"])
-    if warning:
-        module.warn(warning)
-    config = {"decided": False, "changed": None, "reason": "no config options given", "result": None}
-    config_json = False
-    if params["config"] is not None:
-        options, problem = validate_config_options(params["config"], params["weights"])
-        if problem:
-            config["reason"] = problem
-        else:
-            config_json = os.path.lexists(options["dest"])
-            # In check mode as the module's own call: a pinned vLLM the venv does not have yet is a warning then.
-            config = config_state(options, module.check_mode)
-            if config["decided"] and not config["changed"]:
-                # The module, which a run with nothing to change skips, would have said these.
-                for message in config["warnings"]:
-                    module.warn(message)
-            config.pop("warnings", None)
-    # The rollback copies the role keeps of config.json and of the local facts (configure.yml).
-    dest = (params["config"] or {}).get("dest")
-    copies, copy_warnings = prev_copies([dest if isinstance(dest, str) and os.path.isabs(dest) else None,
-                                         params["facts"]])
-    for message in copy_warnings:
+    try:
+        result, warnings = read_host(module.params, module.check_mode)
+    except DrafterStateError as exc:
+        module.fail_json(msg=str(exc))
+    for message in warnings:
         module.warn(message)
-    module.exit_json(
-        changed=False,
-        prev_copies=copies,
-        dest_dir=stat_path(params["dest_dir"]),
-        weights=stat_path(params["weights"]),
-        source=stat_path(params["source"]) if params["source"] else None,
-        record=record,
-        record_file=stat_path(params["record"], content=True),
-        facts=stat_path(params["facts"], content=True),
-        target_config_exists=os.path.lexists(params["target_config"]),
-        config_json_exists=config_json,
-        config=config,
-    )
+    module.exit_json(changed=False, **result)
 
 
 if __name__ == "__main__":

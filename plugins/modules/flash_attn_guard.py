@@ -245,64 +245,10 @@ msg:
   sample: flash_attn in venv /root/ml-env is owned by flash-attn 2.8.3 alone, with flash_attn/ops/triton/rotary.py
 """
 
-import os
-
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.inference.gpu_host.plugins.module_utils._venv.flash_attn_abi import ABI_PROBE, abi_verdict, vllm_impact
-from ansible_collections.inference.gpu_host.plugins.module_utils._venv.flash_attn_guard import (
-    FlashAttnGuardError,
-    POLICIES,
-    guard,
-)
-from ansible_collections.inference.gpu_host.plugins.module_utils._vllm.versions import VllmVersionError
-
-
-def _owners_text(view):
-    lines = ["%s %s (%d files under flash_attn/)" % (o["name"], o["version"], o["files"]) for o in view["owners"]]
-    lines += ["leftover %s" % path for path in view["leftovers"]]
-    lines.append("state: %s" % view["state"])
-    return "\n".join(lines) + "\n"
-
-
-def _result(outcome, message):
-    before, after = outcome["before"], outcome["after"]
-    return dict(
-        changed=outcome["changed"],
-        state=before["state"],
-        state_after=after["state"],
-        owners=before["owners"],
-        owners_after=after["owners"],
-        leftovers=before["leftovers"],
-        rotary_owner=before["rotary_owner"],
-        damaged=before["damaged"],
-        problems=before["problems"],
-        actions=outcome["actions"],
-        site_packages=before["site_packages"],
-        other_locations=before["other_locations"],
-        msg=message,
-        diff=dict(before=_owners_text(before), after=_owners_text(after),
-                  before_header=before["site_packages"], after_header=after["site_packages"]),
-    )
-
-
-def _with_impact(message, impact):
-    return "%s. Installed: %s" % (message.rstrip("."), impact["sentence"]) if impact["sentence"] else message
-
-
-def _abi_check(module, python, after):
-    """Load flash-attn 2's compiled extension with the venv's torch; fail on an ABI mismatch."""
-    owner = after["rotary_owner"] or {}
-    label = "%s %s" % (owner.get("name", "flash-attn"), owner.get("version", "?"))
-    # -s: no user site-packages; cwd /: nothing in the working directory shadows the venv's packages.
-    rc, out, err = module.run_command([python, "-s", "-c", ABI_PROBE], cwd="/", errors="replace")
-    try:
-        verdict = abi_verdict(out, label)
-    except ValueError as exc:
-        module.fail_json(msg="abi_check: %s (rc %s): %s; stderr: %s" % (python, rc, exc, err[-1000:]))
-    if verdict["state"] == "unloadable":
-        module.warn(verdict["message"])
-    return verdict
+from ansible_collections.inference.gpu_host.plugins.module_utils._venv.flash_attn_guard import POLICIES
+from ansible_collections.inference.gpu_host.plugins.module_utils._venv.flash_attn_step import guard_step
 
 
 def main():
@@ -317,56 +263,12 @@ def main():
         ),
         supports_check_mode=True,
     )
-    venv = module.params["venv"]
-    python = os.path.join(venv, "bin", "python")
-    if module.params["abi_check"] and not os.path.exists(python):
-        module.fail_json(msg="abi_check: venv must be the venv directory with bin/python, but %s does not exist" % python)
-    try:
-        impact = vllm_impact(module.params["vllm_version"], module.params["vllm_distribution"])
-    except VllmVersionError as exc:
-        module.fail_json(msg="vllm_version: %s" % exc)
-    try:
-        outcome = guard(venv, module.params["policy"], module.params["expected_major"], module.check_mode)
-    except FlashAttnGuardError as exc:
-        if exc.result is None:
-            module.fail_json(msg=str(exc))
-        result = _result(exc.result, _with_impact(str(exc), impact))
-        result["vllm_impact"] = impact
-        if not module._diff:
-            result.pop("diff")
-        module.fail_json(**result)
-
-    before, after = outcome["before"], outcome["after"]
-    if outcome["actions"]:
-        message = "%s %d action(s); flash_attn in venv %s: %s -> %s" % (
-            "would take" if module.check_mode else "took", len(outcome["actions"]), venv, before["state"],
-            after["state"])
-    elif before["state"] == "conflict":
-        message = _with_impact("flash_attn in venv %s is in conflict (policy report): %s"
-                               % (venv, "; ".join(before["problems"])), impact)
-    elif before["state"] == "ok":
-        rotary = before["rotary_owner"]
-        message = "flash_attn in venv %s is owned by %s %s alone, with flash_attn/ops/triton/rotary.py" % (
-            venv, rotary["name"], rotary["version"])
-    else:
-        message = "venv %s has no flash_attn package (vLLM runs without it)" % venv
-    result = _result(outcome, message)
-    result["vllm_impact"] = impact
-    if not module._diff:
-        result.pop("diff")
-    if module.params["abi_check"] and after["state"] == "ok" and not (module.check_mode and outcome["actions"]):
-        result["abi"] = _abi_check(module, python, after)
-        if result["abi"]["state"] == "mismatch":
-            result["msg"] = result["abi"]["message"]
-            module.fail_json(**result)
-    if after["damaged"]:
-        module.warn("flash_attn in venv %s: %d file(s) of %s are missing or differ from its RECORD (e.g. %s); "
-                    "reinstall it"
-                    % (venv, len(after["damaged"]), after["damaged"][0]["owner"], after["damaged"][0]["path"]))
-    if after["other_locations"]:
-        module.warn("flash_attn also found through .pth files of venv %s, not managed here: %s"
-                    % (venv, ", ".join(after["other_locations"])))
-    module.exit_json(**result)
+    outcome = guard_step(module.params, module.check_mode, module._diff, module.run_command)
+    for warning in outcome["warnings"]:
+        module.warn(warning)
+    if outcome["failed"]:
+        module.fail_json(**outcome["result"])
+    module.exit_json(**outcome["result"])
 
 
 if __name__ == "__main__":

@@ -185,24 +185,7 @@ tensor_parallel:
 """
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.inference.gpu_host.plugins.module_utils._common.inputs import path_option_error
-from ansible_collections.inference.gpu_host.plugins.module_utils._gpu.facts import (
-    GpuFactsError,
-    flash_attn_gate,
-    read_gpu_facts,
-    tensor_parallel_check,
-)
-
-
-def check_options(module):
-    """Fail on options no host could satisfy, before anything runs."""
-    params = module.params
-    error = path_option_error(params, ("nvidia_smi_path", "kernel_module_version_path"))
-    if error:
-        module.fail_json(msg=error)
-    tp = params["tensor_parallel_size"]
-    if tp is not None and tp < 1:
-        module.fail_json(msg="tensor_parallel_size: expected a positive integer, got %r" % (tp,))
+from ansible_collections.inference.gpu_host.plugins.module_utils._gpu.facts import gpu_info
 
 
 def main():
@@ -215,17 +198,10 @@ def main():
         ),
         supports_check_mode=True,
     )
-    check_options(module)
-    params = module.params
-    facts = read_gpu_facts(module, params["nvidia_smi_path"], params["kernel_module_version_path"])
-    try:
-        if params["flash_attn_major"] is not None:
-            facts["flash_attn_gate"] = flash_attn_gate(facts["gpus"], params["flash_attn_major"])
-        if params["tensor_parallel_size"] is not None:
-            facts["tensor_parallel"] = tensor_parallel_check(facts["gpus"], params["tensor_parallel_size"])
-    except GpuFactsError as exc:
-        module.fail_json(msg=str(exc), **facts)
-    module.exit_json(changed=False, **facts)
+    result, error = gpu_info(module)
+    if error:
+        module.fail_json(msg=error, **result)
+    module.exit_json(changed=False, **result)
 
 
 if __name__ == "__main__":

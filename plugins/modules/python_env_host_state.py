@@ -24,15 +24,8 @@ extends_documentation_fragment:
   - inference.gpu_host._attributes
   - inference.gpu_host._attributes.INFO_MODULE
   - inference.gpu_host._attributes.PLATFORM_LINUX
+  - inference.gpu_host.venv.GENERATIONS
 options:
-  venv_dir:
-    description: The stable path of the venv (C(python_env_venv_dir)); absolute.
-    type: path
-    required: true
-  requirements:
-    description: The package set of this run (the lock plus the flash-attn pin), as text; names the wanted generation.
-    type: str
-    required: true
   lock:
     description: The lock file's text, as the role places it in the generation (C(lock.txt)).
     type: str
@@ -58,18 +51,6 @@ options:
     description: The uv cache directory (owner, group and mode are read).
     type: str
     default: ""
-  keep:
-    description: C(python_env_keep_generations).
-    type: int
-    default: 2
-  free_gib:
-    description: C(python_env_generation_free_gib).
-    type: float
-    default: 12
-  retry_failed:
-    description: C(python_env_retry_failed_generation).
-    type: bool
-    default: false
   keep_packages:
     description: Packages the venv may hold although the lock does not name them (C(python_env_keep_packages)).
     type: list
@@ -158,13 +139,9 @@ record_prev:
   returned: always
 """
 
-import os
-
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.inference.gpu_host.plugins.module_utils._venv.state import read_state
-from ansible_collections.inference.gpu_host.plugins.module_utils._venv.generations import GenerationError
 
-PYTHON_VERSION = "import platform; print(platform.python_version())"
+from ansible_collections.inference.gpu_host.plugins.module_utils._venv.state import host_state_step
 
 
 def main():
@@ -187,40 +164,12 @@ def main():
         ),
         supports_check_mode=True,
     )
-    p = module.params
-    for option in ("venv_dir", "record"):
-        if not os.path.isabs(p[option]):
-            module.fail_json(msg="%s must be an absolute path, got %r" % (option, p[option]))
-    if os.path.isabs(p["state_subdir"]) or ".." in p["state_subdir"].split("/"):
-        module.fail_json(msg="state_subdir must be a path inside the generation, got %r" % (p["state_subdir"],))
-    for option in ("uv", "uv_cache_dir"):
-        if p[option] and not os.path.isabs(p[option]):
-            module.fail_json(msg="%s must be an absolute path or empty, got %r" % (option, p[option]))
-    try:
-        rc, out, err = module.run_command([p["python"], "-c", PYTHON_VERSION], handle_exceptions=False)
-    except OSError as exc:
-        rc, out, err = None, "", str(exc)
-    if rc != 0 or not out.strip():
-        module.fail_json(msg="python_env_python=%s does not run (rc %s): %s" % (p["python"], rc, (err or out)[-500:]))
-    uv_version = ""
-    if p["uv"] and os.path.exists(p["uv"]):
-        rc, out_uv, _err = module.run_command([p["uv"], "--version"])
-        words = out_uv.split()
-        uv_version = words[1] if rc == 0 and len(words) > 1 else ""
-    try:
-        state = read_state(p["venv_dir"].rstrip("/"), p["requirements"], p["lock"], p["python"], out.strip(),
-                           p["keep"], p["free_gib"], p["retry_failed"], keep_packages=p["keep_packages"],
-                           flash_attn=p["flash_attn"], record=p["record"], uv=p["uv"], uv_version=uv_version,
-                           uv_cache_dir=p["uv_cache_dir"] or None, state_subdir=p["state_subdir"],
-                           expected=p["expected"])
-    except GenerationError as exc:
-        module.fail_json(msg=str(exc))
-    except OSError as exc:
-        module.fail_json(msg="reading %s and its generations: %s" % (p["venv_dir"], exc))
-    warning = state.pop("record_warning", None)
-    if warning:
+    outcome = host_state_step(module.params, module.run_command)
+    for warning in outcome["warnings"]:
         module.warn(warning)
-    module.exit_json(changed=False, **state)
+    if outcome["failed"]:
+        module.fail_json(**outcome["result"])
+    module.exit_json(**outcome["result"])
 
 
 if __name__ == "__main__":

@@ -155,15 +155,7 @@ msg:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.inference.gpu_host.plugins.module_utils._common.inputs import path_option_error
-from ansible_collections.inference.gpu_host.plugins.module_utils._venv.lock import VenvLockError, compare
-
-
-def check_paths(module):
-    """Refuse relative paths: they would be read relative to the module's temporary working directory."""
-    error = path_option_error(module.params, ("venv", "lock"))
-    if error:
-        module.fail_json(msg=error)
+from ansible_collections.inference.gpu_host.plugins.module_utils._venv.lock import lock_step
 
 
 def main():
@@ -176,35 +168,12 @@ def main():
         ),
         supports_check_mode=True,
     )
-    check_paths(module)
-    venv, lock = module.params["venv"], module.params["lock"]
-    try:
-        outcome = compare(venv, lock, exact=module.params["exact"], keep=module.params["keep"])
-    except VenvLockError as exc:
-        module.fail_json(msg=str(exc))
+    outcome = lock_step(module.params)
     for warning in outcome["warnings"]:
         module.warn(warning)
-
-    differences = [dict(name=m["name"], locked=m["locked"], installed=None) for m in outcome["missing"]]
-    differences += [dict(d) for d in outcome["differing"]]
-    differences += [dict(name=u["name"], locked=None, installed=u["installed"]) for u in outcome["unexpected"]]
-    differences.sort(key=lambda d: d["name"])
-    if outcome["in_sync"]:
-        msg = "venv %s matches %s (%d package(s))" % (venv, lock, outcome["locked_count"])
-    else:
-        msg = "venv %s differs from %s in %d package(s)" % (venv, lock, len(differences))
-    module.exit_json(
-        changed=False,
-        in_sync=outcome["in_sync"],
-        differences=differences,
-        missing=[m["name"] for m in outcome["missing"]],
-        extra=outcome["extra"],
-        unexpected=outcome["unexpected"],
-        site_packages=outcome["site_packages"],
-        locked_count=outcome["locked_count"],
-        installed_count=outcome["installed_count"],
-        msg=msg,
-    )
+    if outcome["failed"]:
+        module.fail_json(**outcome["result"])
+    module.exit_json(**outcome["result"])
 
 
 if __name__ == "__main__":

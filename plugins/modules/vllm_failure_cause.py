@@ -30,6 +30,7 @@ extends_documentation_fragment:
   - inference.gpu_host._attributes
   - inference.gpu_host._attributes.INFO_MODULE
   - inference.gpu_host._attributes.PLATFORM_LINUX
+  - inference.gpu_host._vllm_log
 attributes:
   platform:
     details: Reading a unit's journal needs systemd; O(path) and O(text) work on any host.
@@ -63,16 +64,6 @@ options:
     description:
       - Log text to read instead of the journal.
     type: str
-  journal_lines:
-    description:
-      - At most this many journal lines (the newest) are read, 1 to 1000000.
-    type: int
-    default: 5000
-  max_lines:
-    description:
-      - At most this many lines are returned in RV(relevant_lines), 3 to 200.
-    type: int
-    default: 40
 notes:
   - The same extractor (C(plugins/module_utils/_vllm/log.py)) is used by M(inference.gpu_host.vllm_wait_ready).
   - See C(docs/vllm-failures.md) in the collection for how vLLM fails and how the cause is found, and
@@ -201,69 +192,9 @@ journal_unavailable:
   sample: systemd-journald.service is inactive/dead, so nothing the unit printed was kept
 """
 
-import os
-
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.inference.gpu_host.plugins.module_utils._vllm.log import (
-    MAX_JOURNAL_LINES,
-    MAX_MESSAGE_CHARS,
-    MAX_RELEVANT_LINES,
-    UnitJournal,
-    VllmLogError,
-    check_invocation_id,
-    check_unit_name,
-    failure_message,
-    find_root_cause,
-    open_log_file,
-    safe_text,
-)
-
-
-def check_params(p):
-    """Every problem with the options, each naming the option and what is expected ([] when none)."""
-    errors = []
-    for name, value in (("unit", p["unit"]), ("invocation_id", p["invocation_id"])):
-        if value is None:
-            continue
-        try:
-            (check_unit_name if name == "unit" else check_invocation_id)(value, name)
-        except VllmLogError as e:
-            errors.append(str(e))
-    if p["since"] is not None and not p["since"].strip():
-        errors.append("since must be a journalctl time such as '2026-12-02 18:00:00' or '-1h', got an empty string")
-    if not 1 <= p["journal_lines"] <= MAX_JOURNAL_LINES:
-        errors.append("journal_lines must be from 1 to %d, got %d" % (MAX_JOURNAL_LINES, p["journal_lines"]))
-    if not 3 <= p["max_lines"] <= MAX_RELEVANT_LINES:
-        errors.append("max_lines must be from 3 to %d, got %d" % (MAX_RELEVANT_LINES, p["max_lines"]))
-    return errors
-
-
-def journal_unavailable(journal):
-    """Why the unit's journal could not hold the cause (journald stopped: journalctl then answers "no entries"
-    with exit status 0, which is no evidence), or None; as vllm_wait_ready says it."""
-    try:
-        return journal.unavailable()
-    except (VllmLogError, IOError, OSError) as e:
-        return safe_text(str(e), 1000)
-
-
-def read_cause(module, p, result):
-    """(root cause, source description, label for the message), reading the journal, the file or the text."""
-    if p["unit"]:
-        journal = UnitJournal(module, p["unit"])
-        cause, info = journal.root_cause(p["invocation_id"], p["since"], p["journal_lines"], p["max_lines"])
-        result["invocation_id"] = info["invocation_id"]
-        if not cause.get("found"):
-            unavailable = journal_unavailable(journal)
-            if unavailable:
-                result["journal_unavailable"] = unavailable
-        return cause, info["description"], p["unit"]
-    if p["path"]:
-        with open_log_file(p["path"], "path") as log:
-            cause = find_root_cause(log, max_lines=p["max_lines"])
-        return cause, p["path"], os.path.basename(p["path"])
-    return find_root_cause(p["text"], max_lines=p["max_lines"]), "text", "vLLM"
+from ansible_collections.inference.gpu_host.plugins.module_utils._vllm.log import VllmLogError, failure_cause
 
 
 def main():
@@ -282,27 +213,10 @@ def main():
         required_by={"invocation_id": "unit", "since": "unit"},
         supports_check_mode=True,
     )
-    p = module.params
-    result = dict(changed=False)
-    errors = check_params(p)
-    if errors:
-        module.fail_json(msg="vllm_failure_cause: " + "; ".join(errors), **result)
-
     try:
-        cause, source, label = read_cause(module, p, result)
-    except VllmLogError as e:
-        module.fail_json(msg=safe_text(str(e)), **result)
-    except (IOError, OSError) as e:
-        module.fail_json(msg="cannot read the log (%s): %s" % (safe_text(p["path"] or p["unit"]), safe_text(str(e))),
-                         **result)
-
-    result.update(cause)
-    result["source"] = safe_text(source)
-    result["message"] = failure_message(safe_text(label), cause)
-    if result.get("journal_unavailable"):
-        result["message"] = safe_text("%s: the journal is unavailable (%s), so no root cause could be read" % (
-            safe_text(label, 300), result["journal_unavailable"]), MAX_MESSAGE_CHARS)
-    module.exit_json(**result)
+        module.exit_json(**failure_cause(module))
+    except VllmLogError as exc:
+        module.fail_json(msg=str(exc), changed=False)
 
 
 if __name__ == "__main__":

@@ -136,7 +136,7 @@ venv:
 vllm:
   description: >-
     As M(inference.gpu_host.vllm_version_info) returns it for the venv's real directory (installed, reason,
-    version, distribution, behaviour, known_problems, entry_point).
+    version, distribution, metadata_path, behaviour, known_problems, entry_point).
   type: dict
   returned: always
 target_config:
@@ -201,187 +201,13 @@ probe:
   returned: when O(probe) is set
 """
 
-import os
-
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.inference.gpu_host.plugins.module_utils._gpu.facts import read_gpu_facts
-from ansible_collections.inference.gpu_host.plugins.module_utils._vllm.log import MAX_JOURNAL_LINES, UnitJournal, VllmLogError
-from ansible_collections.inference.gpu_host.plugins.module_utils._vllm.probe import (
-    API_KEY, SMOKE_PROMPT, Http, captured_layers, check_host, served, smoke, spec_decode)
-from ansible_collections.inference.gpu_host.plugins.module_utils._vllm.serve import probe_url
-from ansible_collections.inference.gpu_host.plugins.module_utils._common.files import path_state, read_json, read_record, read_text
-from ansible_collections.inference.gpu_host.plugins.module_utils._vllm.service_state import (
-    MAX_CGROUP_SIZE, UNIT_PROPERTIES, account, device_nodes, fingerprint, group_db, listener_pid, model_files,
-    parse_systemctl_show, rollback_copies, venv_link)
-from ansible_collections.inference.gpu_host.plugins.module_utils._vllm.versions import (
-    VllmVersionError, behaviour, entry_point, installed_vllm, known_problems)
-
-LAYER_TYPES = ("full_attention", "sliding_attention")
-
-
-def describe_vllm(venv, layer_types):
-    """vllm_version_info's answer for venv, allow_missing on."""
-    try:
-        try:
-            found = installed_vllm(venv)
-        except VllmVersionError:
-            raise
-        except ValueError as exc:
-            # e.g. a METADATA Version with a release number too long for int()
-            raise VllmVersionError("venv %s: cannot read the installed vLLM's version: %s" % (venv, exc))
-        version, dist = found["version"], found["distribution"]
-        return dict(installed=True, version=version, distribution=dist, behaviour=behaviour(version),
-                    known_problems=known_problems(version, dist, layer_types),
-                    entry_point=entry_point(version, dist, venv))
-    except VllmVersionError as exc:
-        return dict(installed=False, reason=str(exc))
-
-
-def read_gpus(module):
-    facts = read_gpu_facts(module)
-    return dict((k, facts.get(k)) for k in ("gpu_count", "gpus", "reason", "driver_version", "cuda_version"))
-
-
-def probe_server(module, opts, port, unit, unit_state, listener):
-    """One look at the server, as vllm_wait_ready's checks make it; ready False with reason and msg otherwise."""
-    out = dict(ready=False, url=probe_url(opts["host"], port), invocation_id=unit_state.get("InvocationID") or None)
-    if unit_state.get("ActiveState") != "active" or not listener.strip():
-        out.update(reason="not_serving", msg="%s is %s%s" % (
-            unit, unit_state.get("ActiveState") or "unknown",
-            "" if listener.strip() else " and nothing listens on port %d" % port))
-        return out
-    http = Http(out["url"], opts["api_key"])
-    ok, found = served(http, opts["served_model_name"], opts["timeout"])
-    if not ok:
-        out.update(reason="not_ready", msg=found)
-        return out
-    out["models"] = found
-    if opts["smoke"]:
-        result, dummy, error = smoke(http, opts["served_model_name"], SMOKE_PROMPT, 1, opts["timeout"])
-        if error:
-            out.update(reason="smoke_failed", msg=error)
-            return out
-        out["smoke"] = result
-    if opts["drafter_dir"]:
-        spec, error = spec_decode(http, opts["timeout"])
-        if error:
-            out.update(reason="metrics_failed", msg=error)
-            return out
-        out["spec_decode"] = spec
-        journal = UnitJournal(module, unit)
-        try:
-            verdict, warning = captured_layers(
-                lambda: journal.open(out["invocation_id"], None, MAX_JOURNAL_LINES, newest=False)[0],
-                opts["drafter_dir"])
-        except (VllmLogError, IOError, OSError) as exc:
-            out.update(reason="log_unreadable", msg="the journal of %s could not be read: %s" % (unit, exc))
-            return out
-        out["captured_layers"] = verdict
-        if warning:
-            module.warn(warning)
-        if verdict["verdict"] == "mismatch":
-            out.update(reason="captured_layers_mismatch", msg="%s serves, but %s" % (unit, verdict["message"]))
-            return out
-    out["ready"] = True
-    return out
+from ansible_collections.inference.gpu_host.plugins.module_utils._vllm.service_state import ARGUMENT_SPEC, read_host_state
 
 
 def main():
-    module = AnsibleModule(
-        argument_spec=dict(
-            venv=dict(type="path", required=True),
-            model=dict(type="path", required=True),
-            drafter=dict(type="path"),
-            model_patterns=dict(type="list", elements="str", default=["*.safetensors", "*.json"]),
-            user=dict(type="str", required=True),
-            unit=dict(type="str", required=True),
-            port=dict(type="int", required=True),
-            files=dict(type="dict", default={}),
-            rollback_paths=dict(type="list", elements="path", default=[]),
-            probe=dict(type="dict", options=dict(
-                host=dict(type="str", default="127.0.0.1"),
-                served_model_name=dict(type="str", required=True),
-                api_key=dict(type="str", default="", no_log=True),
-                smoke=dict(type="bool", default=False),
-                drafter_dir=dict(type="str", default=""),
-                timeout=dict(type="int", default=5),
-            )),
-        ),
-        supports_check_mode=True,
-    )
-    p = module.params
-    for option in ("venv", "model", "drafter"):
-        if p[option] is not None and not os.path.isabs(p[option]):
-            module.fail_json(msg="%s must be an absolute path, got %r" % (option, p[option]))
-    bad = [k for k, v in p["files"].items() if not isinstance(v, str) or not os.path.isabs(v)]
-    if bad:
-        module.fail_json(msg="files must map names to absolute paths, got %r" % (dict((k, p["files"][k]) for k in bad),))
-    bad = [v for v in p["rollback_paths"] if not os.path.isabs(v)]
-    if bad:
-        module.fail_json(msg="rollback_paths must be absolute, got %r" % (bad,))
-    if not 0 < p["port"] < 65536:
-        module.fail_json(msg="port must be 1-65535, got %r" % (p["port"],))
-    if not p["unit"].endswith(".service") or "/" in p["unit"]:
-        module.fail_json(msg="unit must be a unit name ending in .service, got %r" % (p["unit"],))
-    probe = p["probe"]
-    if probe is not None:
-        host_error = check_host(probe["host"])
-        if host_error:
-            module.fail_json(msg="probe.%s" % host_error)
-        if probe["drafter_dir"] and not os.path.isabs(probe["drafter_dir"]):
-            module.fail_json(msg="probe.drafter_dir must be an absolute path, got %r" % (probe["drafter_dir"],))
-        if not API_KEY.match(probe["api_key"] or "x"):
-            module.fail_json(msg="probe.api_key must be the server's --api-key: printable ASCII without spaces")
-        if not 1 <= probe["timeout"] <= 300:
-            module.fail_json(msg="probe.timeout must be 1-300 seconds, got %r" % (probe["timeout"],))
-
-    configs = {}
-    for name, directory in (("target_config", p["model"]), ("drafter_config", p["drafter"])):
-        configs[name] = None
-        if directory:
-            data, error = read_json(os.path.join(directory, "config.json"))
-            if error:
-                module.fail_json(msg=error)
-            configs[name] = data
-    drafter = configs["drafter_config"] if isinstance(configs["drafter_config"], dict) else {}
-    layer_types = drafter.get("layer_types")
-    layer_types = [t for t in layer_types if t in LAYER_TYPES] if isinstance(layer_types, list) else None
-    venv = venv_link(p["venv"])
-
-    ss = module.get_bin_path("ss", required=True)
-    rc, listener, err = module.run_command([ss, "-Hltnp", "sport = :%d" % p["port"]])
-    if rc != 0:
-        module.fail_json(msg="ss -Hltnp 'sport = :%d' failed (rc %d): %s" % (p["port"], rc, err.strip()))
-    pid = listener_pid(listener)
-    systemctl = module.get_bin_path("systemctl", required=True)
-    rc, show, err = module.run_command([systemctl, "show", "--property=" + ",".join(UNIT_PROPERTIES), p["unit"]])
-    if rc != 0:
-        module.fail_json(msg="systemctl show %s failed (rc %d): %s" % (p["unit"], rc, err.strip()))
-
-    unit_state = parse_systemctl_show(show)
-    record, warning = (None, None)
-    if "record" in p["files"]:
-        record, warning = read_record(p["files"]["record"])
-    if warning:
-        module.warn(warning)
-    module.exit_json(
-        changed=False,
-        venv=venv,
-        vllm=describe_vllm(venv["real"], layer_types),
-        target_config=configs["target_config"],
-        drafter_config=configs["drafter_config"],
-        gpus=read_gpus(module),
-        passwd=account(p["user"]),
-        group_db=group_db(),
-        devices=device_nodes(),
-        port=dict(listener=listener, listener_cgroup=read_text("/proc/%d/cgroup" % pid, MAX_CGROUP_SIZE) if pid else ""),
-        unit=unit_state,
-        files=dict((name, path_state(path)) for name, path in p["files"].items()),
-        record=record,
-        model_fingerprint=fingerprint(model_files(p["model"], p["model_patterns"])),
-        rollback_copies=rollback_copies(p["rollback_paths"]),
-        **({} if probe is None else dict(probe=probe_server(module, probe, p["port"], p["unit"], unit_state, listener)))
-    )
+    module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
+    module.exit_json(changed=False, **read_host_state(module))
 
 
 if __name__ == "__main__":

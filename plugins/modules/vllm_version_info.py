@@ -93,27 +93,18 @@ entry_point:
     - How to launch the OpenAI server ({argv, model_arg, check_argv, source}); C(check_argv) shows that its code imports.
   type: dict
   returned: when installed
+metadata_path:
+  description: The dist-info C(METADATA) file the version was read from.
+  type: str
+  returned: when installed from O(venv)
+reason:
+  description: Why no vLLM was found in O(venv) (with O(allow_missing)).
+  type: str
+  returned: when not installed
 """
 
-import os
-import re
-
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.inference.gpu_host.plugins.module_utils._vllm.versions import (
-    VllmVersionError, behaviour, entry_point, installed_vllm, known_problems)
-
-MAX_VERSION_LENGTH = 128
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
-
-
-def check_options(module):
-    """Fail on options that cannot name a venv or a version, before anything is read."""
-    venv, version = module.params["venv"], module.params["version"]
-    if venv is not None and ("\0" in venv or not os.path.isabs(venv)):
-        module.fail_json(msg="venv must be an absolute path, got %r" % (venv,))
-    if version is not None and (len(version) > MAX_VERSION_LENGTH or _CONTROL.search(version)):
-        module.fail_json(msg="version must be a vLLM version such as '0.20.1' (at most %d printable characters), "
-                             "got %r" % (MAX_VERSION_LENGTH, version[:MAX_VERSION_LENGTH]))
+from ansible_collections.inference.gpu_host.plugins.module_utils._vllm.versions import VllmVersionError, version_info
 
 
 def main():
@@ -128,34 +119,11 @@ def main():
         required_one_of=[("venv", "version")],
         supports_check_mode=True,
     )
-    check_options(module)
-    params = module.params
-    result = dict(changed=False, installed=True)
     try:
-        version, dist = params["version"], params["distribution"]
-        if params["venv"]:
-            try:
-                found = installed_vllm(params["venv"])
-            except VllmVersionError as exc:
-                if params["allow_missing"]:
-                    module.exit_json(changed=False, installed=False, reason=str(exc))
-                raise
-            except ValueError as exc:
-                # e.g. a METADATA Version with a release number too long for int()
-                raise VllmVersionError("venv %s: cannot read the installed vLLM's version: %s" % (params["venv"], exc))
-            if version:
-                result["pinned_version"] = version
-            version, dist = found["version"], found["distribution"]
-        result.update(
-            version=version,
-            distribution=dist,
-            behaviour=behaviour(version),
-            known_problems=known_problems(version, dist, params["layer_types"]),
-            entry_point=entry_point(version, dist, params["venv"]),
-        )
+        result = version_info(**module.params)
     except VllmVersionError as exc:
         module.fail_json(msg=str(exc))
-    module.exit_json(**result)
+    module.exit_json(changed=False, **result)
 
 
 if __name__ == "__main__":

@@ -21,9 +21,11 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", ".collections"))
 
+from ansible_collections.inference.gpu_host.plugins.module_utils._vllm.captured_layers import (  # noqa: E402 pylint: disable=wrong-import-position
+    find_captured_layers,
+)
 from ansible_collections.inference.gpu_host.plugins.module_utils._vllm.log import (  # noqa: E402 pylint: disable=wrong-import-position
     failure_message,
-    find_captured_layers,
     find_root_cause,
 )
 

@@ -70,8 +70,7 @@ def test_fixture_reproduces_the_table_row(fixture):
         assert set(table["dflash_config_keys"]) <= set(facts["row"]["dflash_config_keys"])
     else:
         assert differences == []
-    # 0.34.0's row is in the table but not yet accepted by the roles (issue 30 item 2).
-    assert known == (version != "0.34.0")
+    assert known  # every fixture's series is accepted (0.34 since issue 30 item 2)
 
 
 @pytest.mark.parametrize("fixture", FIXTURE_DIRS)

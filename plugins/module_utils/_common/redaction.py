@@ -27,6 +27,7 @@ __metaclass__ = type
 #   credential), or None
 # * redact(text) -> text with every credential value masked; redact_data(obj) -> the same over JSON-like data
 # * MASK: what a masked value becomes
+# * API_KEY: regex, the form of vLLM's --api-key the collection accepts (sent as "Authorization: Bearer <key>")
 
 import re
 from collections.abc import Mapping
@@ -37,6 +38,10 @@ MASK = "********"
 # vllm/engine/arg_utils.py --hf-token; wheels 0.19.0-0.33.0), with the role variable that carries
 # each instead (written only to the 0600 environment file).
 CREDENTIAL_FLAGS = {"--api-key": "api_key", "--hf-token": "hf_token"}
+
+# The API key is sent as "Authorization: Bearer <key>": printable ASCII without spaces (\Z: "$" would let a
+# final newline through). The role's check of vllm_service_api_key and the modules' of their api_key use this.
+API_KEY = re.compile(r"^[\x21-\x7e]+\Z")
 
 # The words that make a name a credential's; the name must end with one (mask_token_id and
 # max_tokens are not secrets).

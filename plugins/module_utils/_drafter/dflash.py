@@ -363,27 +363,8 @@ def _format_words(fmt):
     return "DFlash v1", "fc.weight, hidden_norm.weight, norm.weight and layers.N.*"
 
 
-def inspect_drafter(header, target_hidden_size, target_hidden_source="target hidden_size", extra_tensors=(),
-                    own_hidden=False):
-    """Shapes of a DFlash v1 or DFlash2 drafter from its header, validated.
-
-    ``header`` is read_checkpoint()'s dict. Returns a dict with format
-    (detect_format), hidden_size, num_captured_layers (K), num_hidden_layers,
-    head_dim, num_attention_heads, num_key_value_heads, intermediate_size, dtype
-    (safetensors code of fc.weight), for DFlash2 also conv_kernel_size,
-    conv_group_size, selector_rank and selector_vocab_size, and ``sources``
-    (key -> which tensor told it). ``extra_tensors``: top-level names also
-    accepted (a speculators-format drafter's vocabulary tensors, checked by the caller).
-    ``own_hidden``: a drafter whose hidden size (fc.weight dim 0) differs from the target's is taken when it
-    carries its own embed_tokens.weight and lm_head.weight [V, its hidden size]; the result then has
-    target_hidden_size (and own_vocab_rows, V, for the caller to check against the target's vocabulary).
-    """
-    names = [n for n in header if n != METADATA_KEY]
-    fmt = detect_format(header)
-    kind, top_level = _format_words(fmt)
-    layer_tensors = DFLASH2_LAYER_TENSORS if fmt == FORMAT_DFLASH2 else LAYER_TENSORS
-
-    sources = {}
+def _inspect_fc(header, target_hidden_size, target_hidden_source, own_hidden, sources):
+    """(fc_name, fc, hidden, K, own_vocab): fc.weight [H, K*H] read against the target's hidden size."""
     fc_name, fc = _tensor(header, "fc.weight")
     if fc is None:
         raise DflashConfigError("drafter has no fc.weight (nor encoder.fc.weight) tensor: not a DFlash drafter")
@@ -410,8 +391,10 @@ def inspect_drafter(header, target_hidden_size, target_hidden_source="target hid
         sources["target_hidden_size"] = (
             "%s dim 1 %d = %d captured layers x the target's hidden_size %d (%s), not the drafter's own %d (dim 0)"
             % (fc_name, width, k, target_hidden_size, target_hidden_source, hidden))
-        extra_tensors = tuple(extra_tensors) + OWN_VOCAB_TENSORS
+    return fc_name, fc, hidden, k, own_vocab
 
+
+def _check_norms(header, fc_name, fc, hidden, kind, top_level):
     for canonical in ("hidden_norm.weight", "norm.weight"):
         name, info = _tensor(header, canonical)
         if info is None:
@@ -422,12 +405,15 @@ def inspect_drafter(header, target_hidden_size, target_hidden_source="target hid
                 "%s has shape %s, expected [%d] (the hidden size from %s %s)"
                 % (name, _fmt_shape(info.shape), hidden, fc_name, _fmt_shape(fc.shape)))
 
+
+def _collect_layers(header, fmt, kind, layer_tensors, extra_tensors):
+    """{index: {suffix: tensor}} of the layers.N.* tensors, numbered 0 .. N-1, each complete; no other tensor."""
     layers = {}
     unexpected = []
     known_top = set(n for aliases in TOP_TENSORS.values() for n in aliases) | set(extra_tensors)
     if fmt == FORMAT_DFLASH2:
         known_top |= set(DFLASH2_TOP_TENSORS)
-    for name in names:
+    for name in (n for n in header if n != METADATA_KEY):
         match = _LAYER_RE.match(name)
         if match and match.group(2) in layer_tensors:
             layers.setdefault(int(match.group(1)), {})[match.group(2)] = header[name]
@@ -452,8 +438,6 @@ def inspect_drafter(header, target_hidden_size, target_hidden_source="target hid
         if missing:
             raise DflashConfigError(
                 "drafter layer %d lacks %s" % (index, ", ".join("layers.%d.%s" % (index, s) for s in missing)))
-    sources["num_hidden_layers"] = "%d layers.N. prefixes (layers.0 - layers.%d)" % (count, count - 1)
-
     first = layers[0]
     for index in range(1, count):
         for suffix in layer_tensors:
@@ -461,29 +445,34 @@ def inspect_drafter(header, target_hidden_size, target_hidden_source="target hid
                 raise DflashConfigError(
                     "layers.%d.%s has shape %s but layers.0.%s has %s: every drafter layer must have the same shapes"
                     % (index, suffix, _fmt_shape(layers[index][suffix].shape), suffix, _fmt_shape(first[suffix].shape)))
+    return layers
 
-    def dims(suffix, ndim):
-        shape = first[suffix].shape
-        if len(shape) != ndim or 0 in shape:
-            raise DflashConfigError("layers.0.%s has shape %s: expected %d non-zero dimensions"
-                                    % (suffix, _fmt_shape(shape), ndim))
-        return shape
 
-    (head_dim,) = dims("self_attn.q_norm.weight", 1)
-    (k_norm,) = dims("self_attn.k_norm.weight", 1)
+def _dims(first, suffix, ndim):
+    shape = first[suffix].shape
+    if len(shape) != ndim or 0 in shape:
+        raise DflashConfigError("layers.0.%s has shape %s: expected %d non-zero dimensions"
+                                % (suffix, _fmt_shape(shape), ndim))
+    return shape
+
+
+def _expect(first, suffix, expected):
+    shape = first[suffix].shape
+    if tuple(shape) != tuple(expected):
+        raise DflashConfigError("layers.0.%s has shape %s, expected %s" % (suffix, _fmt_shape(shape), _fmt_shape(expected)))
+
+
+def _inspect_layer(first, hidden, sources):
+    """head_dim, num_attention_heads, num_key_value_heads, intermediate_size from layer 0's attention and MLP."""
+    (head_dim,) = _dims(first, "self_attn.q_norm.weight", 1)
+    (k_norm,) = _dims(first, "self_attn.k_norm.weight", 1)
     if k_norm != head_dim:
         raise DflashConfigError(
             "layers.0.self_attn.k_norm.weight has shape [%d] but layers.0.self_attn.q_norm.weight has [%d]: "
             "both are head_dim" % (k_norm, head_dim))
     sources["head_dim"] = "layers.0.self_attn.q_norm.weight shape [%d]" % head_dim
-
-    def expect(suffix, expected):
-        shape = first[suffix].shape
-        if tuple(shape) != tuple(expected):
-            raise DflashConfigError("layers.0.%s has shape %s, expected %s" % (suffix, _fmt_shape(shape), _fmt_shape(expected)))
-
-    q_rows, q_cols = dims("self_attn.q_proj.weight", 2)
-    k_rows, _k_cols = dims("self_attn.k_proj.weight", 2)
+    q_rows, _q_cols = _dims(first, "self_attn.q_proj.weight", 2)
+    k_rows, _k_cols = _dims(first, "self_attn.k_proj.weight", 2)
     for suffix, rows in (("self_attn.q_proj.weight", q_rows), ("self_attn.k_proj.weight", k_rows)):
         if rows % head_dim:
             raise DflashConfigError(
@@ -494,33 +483,55 @@ def inspect_drafter(header, target_hidden_size, target_hidden_source="target hid
         raise DflashConfigError(
             "drafter has %d attention heads and %d KV heads (layers.0.self_attn.q_proj/k_proj): heads must be a "
             "multiple of KV heads" % (heads, kv_heads))
-    expect("self_attn.q_proj.weight", (heads * head_dim, hidden))
-    expect("self_attn.k_proj.weight", (kv_heads * head_dim, hidden))
-    expect("self_attn.v_proj.weight", (kv_heads * head_dim, hidden))
-    expect("self_attn.o_proj.weight", (hidden, heads * head_dim))
-    expect("input_layernorm.weight", (hidden,))
-    expect("post_attention_layernorm.weight", (hidden,))
-    intermediate, _g_cols = dims("mlp.gate_proj.weight", 2)
-    expect("mlp.gate_proj.weight", (intermediate, hidden))
-    expect("mlp.up_proj.weight", (intermediate, hidden))
-    expect("mlp.down_proj.weight", (hidden, intermediate))
+    _expect(first, "self_attn.q_proj.weight", (heads * head_dim, hidden))
+    _expect(first, "self_attn.k_proj.weight", (kv_heads * head_dim, hidden))
+    _expect(first, "self_attn.v_proj.weight", (kv_heads * head_dim, hidden))
+    _expect(first, "self_attn.o_proj.weight", (hidden, heads * head_dim))
+    _expect(first, "input_layernorm.weight", (hidden,))
+    _expect(first, "post_attention_layernorm.weight", (hidden,))
+    intermediate, _g_cols = _dims(first, "mlp.gate_proj.weight", 2)
+    _expect(first, "mlp.gate_proj.weight", (intermediate, hidden))
+    _expect(first, "mlp.up_proj.weight", (intermediate, hidden))
+    _expect(first, "mlp.down_proj.weight", (hidden, intermediate))
     sources["num_attention_heads"] = "layers.0.self_attn.q_proj.weight dim 0 %d / head_dim %d" % (q_rows, head_dim)
     sources["num_key_value_heads"] = "layers.0.self_attn.k_proj.weight dim 0 %d / head_dim %d" % (k_rows, head_dim)
     sources["intermediate_size"] = "layers.0.mlp.gate_proj.weight shape %s, dim 0" % _fmt_shape(first["mlp.gate_proj.weight"].shape)
-    sources["dtype"] = "%s dtype %s" % (fc_name, fc.dtype)
+    return {"head_dim": head_dim, "num_attention_heads": heads, "num_key_value_heads": kv_heads,
+            "intermediate_size": intermediate}
 
-    shapes = {
-        "format": fmt,
-        "hidden_size": hidden,
-        "num_captured_layers": k,
-        "num_hidden_layers": count,
-        "head_dim": head_dim,
-        "num_attention_heads": heads,
-        "num_key_value_heads": kv_heads,
-        "intermediate_size": intermediate,
-        "dtype": fc.dtype,
-        "sources": sources,
-    }
+
+def inspect_drafter(header, target_hidden_size, target_hidden_source="target hidden_size", extra_tensors=(),
+                    own_hidden=False):
+    """Shapes of a DFlash v1 or DFlash2 drafter from its header, validated.
+
+    ``header`` is read_checkpoint()'s dict. Returns a dict with format
+    (detect_format), hidden_size, num_captured_layers (K), num_hidden_layers,
+    head_dim, num_attention_heads, num_key_value_heads, intermediate_size, dtype
+    (safetensors code of fc.weight), for DFlash2 also conv_kernel_size,
+    conv_group_size, selector_rank and selector_vocab_size, and ``sources``
+    (key -> which tensor told it). ``extra_tensors``: top-level names also
+    accepted (a speculators-format drafter's vocabulary tensors, checked by the caller).
+    ``own_hidden``: a drafter whose hidden size (fc.weight dim 0) differs from the target's is taken when it
+    carries its own embed_tokens.weight and lm_head.weight [V, its hidden size]; the result then has
+    target_hidden_size (and own_vocab_rows, V, for the caller to check against the target's vocabulary).
+    """
+    fmt = detect_format(header)
+    kind, top_level = _format_words(fmt)
+    layer_tensors = DFLASH2_LAYER_TENSORS if fmt == FORMAT_DFLASH2 else LAYER_TENSORS
+    sources = {}
+    fc_name, fc, hidden, k, own_vocab = _inspect_fc(header, target_hidden_size, target_hidden_source, own_hidden,
+                                                    sources)
+    if own_vocab is not None:
+        extra_tensors = tuple(extra_tensors) + OWN_VOCAB_TENSORS
+    _check_norms(header, fc_name, fc, hidden, kind, top_level)
+    layers = _collect_layers(header, fmt, kind, layer_tensors, extra_tensors)
+    count = len(layers)
+    sources["num_hidden_layers"] = "%d layers.N. prefixes (layers.0 - layers.%d)" % (count, count - 1)
+    first = layers[0]
+    shapes = {"format": fmt, "hidden_size": hidden, "num_captured_layers": k, "num_hidden_layers": count}
+    shapes.update(_inspect_layer(first, hidden, sources))
+    sources["dtype"] = "%s dtype %s" % (fc_name, fc.dtype)
+    shapes.update(dtype=fc.dtype, sources=sources)
     if own_vocab is not None:
         shapes.update(target_hidden_size=target_hidden_size, own_vocab_rows=own_vocab)
     if fmt == FORMAT_DFLASH2:
@@ -912,6 +923,9 @@ def captured_layers_verdict(captured, config, where="config.json"):
 
 def stale_ids_message(config, vllm_version):
     """For the drift check: a message when ``config`` was written for another vLLM than ``vllm_version``, else None."""
+    if not isinstance(config, dict):
+        raise DflashConfigError("dflash_stale_ids: expected the parsed config.json (a dict), got %s"
+                                % type(config).__name__)
     record = recorded_ids_state(config)
     if record is None:
         return "config.json has no %s record: not written by dflash_drafter_config, its ids are unverified" % INFO_KEY
@@ -1027,8 +1041,11 @@ def _check_served(fmt, vllm_version, distribution, warnings):
         raise DflashConfigError(problem)
     if fmt in (FORMAT_DFLASH2, FORMAT_SPECULATORS_DFLASH2):
         env = vllm_versions.V2_RUNNER_ENV
+        # From 0.34 there is no V1 to fall back to: vLLM refuses any other value at start, drafter or not.
+        refused = ("vLLM refuses the drafter" if vllm_versions.behaviour(vllm_version)["model_runner_default"]
+                   != "v2_only" else "vLLM %s does not start at all" % vllm_version)
         warnings.append("vLLM serves DFlash2 drafters on the V2 model runner only: leave %s unset or set %s=1 (with "
-                        "%s=0 vLLM refuses the drafter)" % (env, env, env))
+                        "%s=0 %s)" % (env, env, env, refused))
 
 
 def _refuse_formula_ids(shapes, num_target_layers, formula_ids):
@@ -1173,6 +1190,208 @@ def _vllm_result(info, vllm_version, vllm_source, vllm_distribution, layer_types
                 written_ids_shift=shift, known_problems=problems)
 
 
+def _recorder(derived):
+    """record(key, value, source): note where a derived value came from, and return the value."""
+    def record(key, value, source):
+        derived[key] = {"value": value, "source": source}
+        return value
+    return record
+
+
+def _derive_shapes(header, target_config, overrides, vllm_version, vllm_distribution, record, warnings):
+    """The drafter's shapes from its tensors (inspect_drafter), recorded; refuses a format that vLLM cannot serve."""
+    target_hidden, hidden_src = _target_hidden(target_config)
+    shapes = inspect_drafter(header, target_hidden, hidden_src, own_hidden=True)
+    fmt = shapes["format"]
+    _check_format_options(fmt, overrides)
+    _check_served(fmt, vllm_version, vllm_distribution, warnings)
+    src = shapes["sources"]
+    sized = ("hidden_size", "num_hidden_layers", "num_attention_heads", "num_key_value_heads", "head_dim",
+             "intermediate_size")
+    if fmt == FORMAT_DFLASH2:
+        sized += ("conv_kernel_size", "conv_group_size", "selector_rank")
+    for key in sized:
+        record(key, shapes[key], src[key])
+    record("num_captured_layers", shapes["num_captured_layers"], src["num_captured_layers"])
+    record("dtype", _torch_dtype(shapes), src["dtype"])
+    return shapes
+
+
+def _derive_vocab(target_config, shapes, record):
+    """The target's vocab_size, which the drafter's own vocabulary tensors and a DFlash2 selector must fit."""
+    vocab, where = _target_vocab(target_config)
+    record("vocab_size", vocab, where)
+    if shapes.get("own_vocab_rows", vocab) != vocab:
+        raise DflashConfigError(
+            "embed_tokens.weight / lm_head.weight have %d rows, the target's vocab_size is %d (%s): the drafter's "
+            "own vocabulary must be the target's. Wrong target?" % (shapes["own_vocab_rows"], vocab, where))
+    if shapes["format"] == FORMAT_DFLASH2 and shapes["selector_vocab_size"] != vocab:
+        raise DflashConfigError(
+            "%s (%s rows) does not fit the target's vocab_size %d (%s): vLLM builds the candidate selector's "
+            "codebooks with the drafter config's vocab_size, which is the target's. Wrong target?"
+            % (shapes["sources"]["selector_vocab_size"], shapes["selector_vocab_size"], vocab, where))
+    return vocab
+
+
+def _derive_ids(shapes, num_target_layers, overrides, chosen, ids_policy, record, warnings):
+    """The DFlash target layer ids: explicit option > profile (published) > the DFlash formula."""
+    k = shapes["num_captured_layers"]
+    ids, where = _pick("target_layer_ids", overrides, chosen)
+    if ids is not None:
+        ids = validate_target_layer_ids(ids, num_target_layers, k,
+                                        "target_layer_ids (%s)" % ("option" if where.startswith("option") else "profile"))
+    else:
+        ids = build_target_layer_ids(num_target_layers, k)
+        _refuse_formula_ids(shapes, num_target_layers, ids)
+        where = "build_target_layer_ids(%d, %d) (the DFlash formula)" % (num_target_layers, k)
+        if k != shapes["num_hidden_layers"]:
+            message = ("the drafter has %d layers but captures %d target layers (fc.weight); for such checkpoints the "
+                       "formula's ids %r are an assumption, newer DFlash code requires explicit ids: take "
+                       "target_layer_ids from the drafter's published config" % (shapes["num_hidden_layers"], k, ids))
+            if ids_policy == "require_explicit":
+                raise DflashConfigError(message + " (ids_policy=require_explicit)")
+            warnings.append(message)
+    return record("dflash_target_layer_ids", ids, where)
+
+
+def _derive_block_mask_types(shapes, overrides, chosen, vocab, record):
+    """(block_size, mask_token_id, layer_types): what the tensors cannot tell, from the options or the profile."""
+    block_size, where = _pick("block_size", overrides, chosen)
+    mask, mask_where = _pick("mask_token_id", overrides, chosen)
+    layer_types, lt_where = _pick("layer_types", overrides, chosen)
+    missing = [name for name, value in (("block_size", block_size), ("mask_token_id", mask),
+                                        ("layer_types", layer_types)) if value is None]
+    if missing:
+        raise DflashConfigError(
+            "%s cannot be read from the tensors and no drafter profile gives %s (profile: %s): set %s from the "
+            "drafter's model card or published config. Known profiles: %s"
+            % (", ".join(missing), "them" if len(missing) > 1 else "it", chosen["name"] if chosen else "none matched",
+               ", ".join(missing), ", ".join(p["name"] for p in DRAFTER_PROFILES)))
+    _require_int("block_size (%s)" % where, block_size, 2)
+    record("block_size", block_size, where)
+    _require_int("mask_token_id (%s)" % mask_where, mask, 0)
+    if mask >= vocab:
+        raise DflashConfigError("mask_token_id %d (%s) must be below the target's vocab_size %d"
+                                % (mask, mask_where, vocab))
+    record("mask_token_id", mask, mask_where)
+    layers = shapes["num_hidden_layers"]
+    if layer_types == "all_full":
+        layer_types = ["full_attention"] * layers
+    if (not isinstance(layer_types, (list, tuple)) or len(layer_types) != layers
+            or any(t not in LAYER_TYPES for t in layer_types)):
+        raise DflashConfigError(
+            "layer_types (%s) must list %d entries (one per drafter layer), each one of %s; got %r"
+            % (lt_where, layers, ", ".join(LAYER_TYPES), layer_types))
+    layer_types = list(layer_types)
+    record("layer_types", layer_types, lt_where)
+    return block_size, mask, layer_types
+
+
+def _derive_window(layer_types, overrides, chosen, record, warnings):
+    """(sliding, sliding_window): one window for the sliding layers, None when no layer slides."""
+    sliding = "sliding_attention" in layer_types
+    window, where = _pick("sliding_window", overrides, chosen)
+    swa_window, swa_where = _pick("swa_window_size", overrides, chosen)
+    if swa_window is not None:
+        _require_int("swa_window_size (%s)" % swa_where, swa_window, 1)
+    if sliding and swa_window is not None:
+        # vLLM (>= 0.25.0) takes dflash_config.swa_window_size before the top-level sliding_window: one window.
+        if window is None:
+            window, where = swa_window, swa_where
+        elif window != swa_window:
+            raise DflashConfigError("sliding_window %r (%s) and swa_window_size %r (%s) differ: vLLM would use "
+                                    "swa_window_size; give one window" % (window, where, swa_window, swa_where))
+    if sliding:
+        if window is None:
+            raise DflashConfigError("layer_types has sliding_attention layers but no sliding_window is given; set it")
+        _require_int("sliding_window (%s)" % where, window, 1)
+    else:
+        if window is not None and "sliding_window" in overrides:
+            warnings.append("sliding_window %r ignored: no drafter layer is sliding_attention" % window)
+        window, where = None, "no sliding_attention layer"
+    record("sliding_window", window, where)
+    return sliding, window
+
+
+def _derive_target_values(overrides, chosen, target_config, record):
+    """(rope_parameters, rms_norm_eps, max_position_embeddings, (tie_word_embeddings, its source))."""
+    rope, where = _resolve_rope(overrides, chosen, target_config)
+    record("rope_parameters", rope, where)
+    eps, where = _pick("rms_norm_eps", overrides, chosen, target_config)
+    if eps is None:
+        raise DflashConfigError("no rms_norm_eps in the target config.json or a profile; set rms_norm_eps")
+    if isinstance(eps, bool) or not isinstance(eps, (int, float)) or eps <= 0:
+        raise DflashConfigError("rms_norm_eps must be a positive number, got %r (%s)" % (eps, where))
+    record("rms_norm_eps", eps, where)
+    max_pos, where = _pick("max_position_embeddings", overrides, chosen, target_config)
+    if max_pos is None:
+        raise DflashConfigError("no max_position_embeddings in the target config.json or a profile; set it "
+                                "(vLLM would silently use Qwen3's default 32768)")
+    _require_int("max_position_embeddings (%s)" % where, max_pos, 1)
+    record("max_position_embeddings", max_pos, where)
+    tie, tie_where = _target_key(target_config, "tie_word_embeddings")
+    if tie is not None and not isinstance(tie, bool):
+        # copied into the drafter's config as it is, where a string such as "false" would read as true
+        raise DflashConfigError("%s must be true or false, got %r" % (tie_where, tie))
+    return rope, eps, max_pos, (tie, tie_where)
+
+
+def _build_config(v, shapes, policy, layer_id_policy):
+    """config.json from the derived values ``v`` (see derive_drafter_config) and the ids policy's result."""
+    rope = v["rope"]
+    rope_scaling = None
+    if rope.get("rope_type", "default") != "default":
+        rope_scaling = dict((key, value) for key, value in rope.items() if key != "rope_theta")
+    config = {
+        "architectures": [ARCHITECTURE],
+        "model_type": MODEL_TYPE,
+        "hidden_size": shapes["hidden_size"],
+        "num_hidden_layers": shapes["num_hidden_layers"],
+        "num_attention_heads": shapes["num_attention_heads"],
+        "num_key_value_heads": shapes["num_key_value_heads"],
+        "head_dim": shapes["head_dim"],
+        "intermediate_size": shapes["intermediate_size"],
+        "hidden_act": HIDDEN_ACT,
+        "attention_bias": False,
+        "rms_norm_eps": v["eps"],
+        "max_position_embeddings": v["max_pos"],
+        "rope_theta": rope["rope_theta"],
+        "rope_scaling": rope_scaling,
+        "rope_parameters": rope,
+        "vocab_size": v["vocab"],
+        "dtype": v["dtype"],
+        "torch_dtype": v["dtype"],
+        "layer_types": v["layer_types"],
+        "use_sliding_window": v["sliding"],
+        "sliding_window": v["window"],
+        "block_size": v["block_size"],
+        "num_target_layers": v["num_target_layers"],
+        "dflash_config": {
+            "block_size": v["block_size"],
+            "mask_token_id": v["mask"],
+            "target_layer_ids": policy["ids"],
+        },
+        INFO_KEY: {
+            "dflash_target_layer_ids": v["ids"],
+            "ids_shift": policy["shift"],
+            "layer_id_policy": layer_id_policy,
+            "written_for_vllm": policy["vllm"]["version"] if policy["vllm"] else None,
+        },
+    }
+    if v["tie"] is not None:
+        config["tie_word_embeddings"] = v["tie"]
+    # Absent unless the tensors or options tell them (so a drafter as wide as its target is written as before).
+    config.update(v["read_top"])
+    config["dflash_config"].update(v["read_dflash"])
+    if shapes["format"] == FORMAT_DFLASH2:
+        # DFlash v1 output stays as it was: these keys exist for DFlash2 only.
+        config["architectures"] = [ARCHITECTURE_DFLASH2]
+        config["dflash_config"].update(v["dflash2_config"])
+        config["is_causal"] = v["is_causal"]
+        config[INFO_KEY]["format"] = shapes["format"]
+    return config
+
+
 def derive_drafter_config(header, target_config, profile=PROFILE_AUTO, overrides=None, ids_policy="warn",
                           vllm_version=None, layer_id_policy="report", vllm_source=None, vllm_distribution="vllm",
                           speculators=None, speculators_source="speculators config"):
@@ -1206,215 +1425,45 @@ def derive_drafter_config(header, target_config, profile=PROFILE_AUTO, overrides
                                    vllm_version, layer_id_policy, vllm_source, vllm_distribution)
     derived = {}
     warnings = []
+    record = _recorder(derived)
+    shapes = _derive_shapes(header, target_config, overrides, vllm_version, vllm_distribution, record, warnings)
+    v = {"dtype": derived["dtype"]["value"]}
+    v["num_target_layers"], where = _target_layers(target_config, overrides)
+    record("num_target_layers", v["num_target_layers"], where)
+    chosen, how = _select_profile(profile, dict(shapes, num_target_layers=v["num_target_layers"]))
+    v["vocab"] = _derive_vocab(target_config, shapes, record)
+    v["ids"] = _derive_ids(shapes, v["num_target_layers"], overrides, chosen, ids_policy, record, warnings)
+    block_mask_types = _derive_block_mask_types(shapes, overrides, chosen, v["vocab"], record)
+    v["block_size"], v["mask"], v["layer_types"] = block_mask_types
+    v["sliding"], v["window"] = _derive_window(v["layer_types"], overrides, chosen, record, warnings)
+    v["rope"], v["eps"], v["max_pos"], (v["tie"], tie_where) = _derive_target_values(overrides, chosen,
+                                                                                     target_config, record)
+    v["dflash2_config"], v["is_causal"] = (_dflash2_values(shapes, overrides, chosen, record)
+                                           if shapes["format"] == FORMAT_DFLASH2 else (None, None))
+    v["read_top"], v["read_dflash"] = _read_key_values(shapes, overrides, chosen, v["layer_types"], v["sliding"],
+                                                       vllm_version, record, warnings)
 
-    def record(key, value, source):
-        derived[key] = {"value": value, "source": source}
-        return value
-
-    target_hidden, hidden_src = _target_hidden(target_config)
-    shapes = inspect_drafter(header, target_hidden, hidden_src, own_hidden=True)
-    fmt = shapes["format"]
-    _check_format_options(fmt, overrides)
-    _check_served(fmt, vllm_version, vllm_distribution, warnings)
-    src = shapes["sources"]
-    sized = ("hidden_size", "num_hidden_layers", "num_attention_heads", "num_key_value_heads", "head_dim",
-             "intermediate_size")
-    if fmt == FORMAT_DFLASH2:
-        sized += ("conv_kernel_size", "conv_group_size", "selector_rank")
-    for key in sized:
-        record(key, shapes[key], src[key])
-    k = shapes["num_captured_layers"]
-    record("num_captured_layers", k, src["num_captured_layers"])
-    record("dtype", _torch_dtype(shapes), src["dtype"])
-
-    num_target_layers, where = _target_layers(target_config, overrides)
-    record("num_target_layers", num_target_layers, where)
-
-    chosen, how = _select_profile(profile, dict(shapes, num_target_layers=num_target_layers))
-    profile_name = chosen["name"] if chosen else None
-
-    vocab, where = _target_vocab(target_config)
-    record("vocab_size", vocab, where)
-    if shapes.get("own_vocab_rows", vocab) != vocab:
-        raise DflashConfigError(
-            "embed_tokens.weight / lm_head.weight have %d rows, the target's vocab_size is %d (%s): the drafter's "
-            "own vocabulary must be the target's. Wrong target?" % (shapes["own_vocab_rows"], vocab, where))
-    if fmt == FORMAT_DFLASH2 and shapes["selector_vocab_size"] != vocab:
-        raise DflashConfigError(
-            "%s (%s rows) does not fit the target's vocab_size %d (%s): vLLM builds the candidate selector's "
-            "codebooks with the drafter config's vocab_size, which is the target's. Wrong target?"
-            % (src["selector_vocab_size"], shapes["selector_vocab_size"], vocab, where))
-
-    # Captured layers: explicit option > profile (published) > the DFlash formula.
-    ids, where = _pick("target_layer_ids", overrides, chosen)
-    if ids is not None:
-        ids = validate_target_layer_ids(ids, num_target_layers, k,
-                                        "target_layer_ids (%s)" % ("option" if where.startswith("option") else "profile"))
-    else:
-        ids = build_target_layer_ids(num_target_layers, k)
-        _refuse_formula_ids(shapes, num_target_layers, ids)
-        where = "build_target_layer_ids(%d, %d) (the DFlash formula)" % (num_target_layers, k)
-        if k != shapes["num_hidden_layers"]:
-            message = ("the drafter has %d layers but captures %d target layers (fc.weight); for such checkpoints the "
-                       "formula's ids %r are an assumption, newer DFlash code requires explicit ids: take "
-                       "target_layer_ids from the drafter's published config" % (shapes["num_hidden_layers"], k, ids))
-            if ids_policy == "require_explicit":
-                raise DflashConfigError(message + " (ids_policy=require_explicit)")
-            warnings.append(message)
-    record("dflash_target_layer_ids", ids, where)
-
-    block_size, where = _pick("block_size", overrides, chosen)
-    mask, mask_where = _pick("mask_token_id", overrides, chosen)
-    layer_types, lt_where = _pick("layer_types", overrides, chosen)
-    missing = [name for name, value in (("block_size", block_size), ("mask_token_id", mask),
-                                        ("layer_types", layer_types)) if value is None]
-    if missing:
-        raise DflashConfigError(
-            "%s cannot be read from the tensors and no drafter profile gives %s (profile: %s): set %s from the "
-            "drafter's model card or published config. Known profiles: %s"
-            % (", ".join(missing), "them" if len(missing) > 1 else "it", profile_name or "none matched",
-               ", ".join(missing), ", ".join(p["name"] for p in DRAFTER_PROFILES)))
-    _require_int("block_size (%s)" % where, block_size, 2)
-    record("block_size", block_size, where)
-    _require_int("mask_token_id (%s)" % mask_where, mask, 0)
-    if mask >= vocab:
-        raise DflashConfigError("mask_token_id %d (%s) must be below the target's vocab_size %d"
-                                % (mask, mask_where, vocab))
-    record("mask_token_id", mask, mask_where)
-
-    layers = shapes["num_hidden_layers"]
-    if layer_types == "all_full":
-        layer_types = ["full_attention"] * layers
-    if (not isinstance(layer_types, (list, tuple)) or len(layer_types) != layers
-            or any(t not in LAYER_TYPES for t in layer_types)):
-        raise DflashConfigError(
-            "layer_types (%s) must list %d entries (one per drafter layer), each one of %s; got %r"
-            % (lt_where, layers, ", ".join(LAYER_TYPES), layer_types))
-    layer_types = list(layer_types)
-    record("layer_types", layer_types, lt_where)
-    sliding = "sliding_attention" in layer_types
-    window, where = _pick("sliding_window", overrides, chosen)
-    swa_window, swa_where = _pick("swa_window_size", overrides, chosen)
-    if swa_window is not None:
-        _require_int("swa_window_size (%s)" % swa_where, swa_window, 1)
-    if sliding and swa_window is not None:
-        # vLLM (>= 0.25.0) takes dflash_config.swa_window_size before the top-level sliding_window: one window.
-        if window is None:
-            window, where = swa_window, swa_where
-        elif window != swa_window:
-            raise DflashConfigError("sliding_window %r (%s) and swa_window_size %r (%s) differ: vLLM would use "
-                                    "swa_window_size; give one window" % (window, where, swa_window, swa_where))
-    if sliding:
-        if window is None:
-            raise DflashConfigError("layer_types has sliding_attention layers but no sliding_window is given; set it")
-        _require_int("sliding_window (%s)" % where, window, 1)
-    else:
-        if window is not None and "sliding_window" in overrides:
-            warnings.append("sliding_window %r ignored: no drafter layer is sliding_attention" % window)
-        window, where = None, "no sliding_attention layer"
-    record("sliding_window", window, where)
-
-    rope, where = _resolve_rope(overrides, chosen, target_config)
-    record("rope_parameters", rope, where)
-
-    eps, where = _pick("rms_norm_eps", overrides, chosen, target_config)
-    if eps is None:
-        raise DflashConfigError("no rms_norm_eps in the target config.json or a profile; set rms_norm_eps")
-    if isinstance(eps, bool) or not isinstance(eps, (int, float)) or eps <= 0:
-        raise DflashConfigError("rms_norm_eps must be a positive number, got %r (%s)" % (eps, where))
-    record("rms_norm_eps", eps, where)
-
-    max_pos, where = _pick("max_position_embeddings", overrides, chosen, target_config)
-    if max_pos is None:
-        raise DflashConfigError("no max_position_embeddings in the target config.json or a profile; set it "
-                                "(vLLM would silently use Qwen3's default 32768)")
-    _require_int("max_position_embeddings (%s)" % where, max_pos, 1)
-    record("max_position_embeddings", max_pos, where)
-
-    tie, tie_where = _target_key(target_config, "tie_word_embeddings")
-    if tie is not None and not isinstance(tie, bool):
-        # copied into the drafter's config as it is, where a string such as "false" would read as true
-        raise DflashConfigError("%s must be true or false, got %r" % (tie_where, tie))
-
-    dflash2_config, is_causal = (_dflash2_values(shapes, overrides, chosen, record) if fmt == FORMAT_DFLASH2
-                                 else (None, None))
-    read_top, read_dflash = _read_key_values(shapes, overrides, chosen, layer_types, sliding, vllm_version, record,
-                                             warnings)
-
-    policy = apply_layer_id_policy(ids, num_target_layers, vllm_version, layer_id_policy)
+    policy = apply_layer_id_policy(v["ids"], v["num_target_layers"], vllm_version, layer_id_policy)
     warnings.extend(policy["warnings"])
-    written = policy["ids"]
-    record("target_layer_ids", written, policy["note"])
-
-    rope_scaling = None
-    if rope.get("rope_type", "default") != "default":
-        rope_scaling = dict((key, value) for key, value in rope.items() if key != "rope_theta")
-    config = {
-        "architectures": [ARCHITECTURE],
-        "model_type": MODEL_TYPE,
-        "hidden_size": shapes["hidden_size"],
-        "num_hidden_layers": layers,
-        "num_attention_heads": shapes["num_attention_heads"],
-        "num_key_value_heads": shapes["num_key_value_heads"],
-        "head_dim": shapes["head_dim"],
-        "intermediate_size": shapes["intermediate_size"],
-        "hidden_act": HIDDEN_ACT,
-        "attention_bias": False,
-        "rms_norm_eps": eps,
-        "max_position_embeddings": max_pos,
-        "rope_theta": rope["rope_theta"],
-        "rope_scaling": rope_scaling,
-        "rope_parameters": rope,
-        "vocab_size": vocab,
-        "dtype": derived["dtype"]["value"],
-        "torch_dtype": derived["dtype"]["value"],
-        "layer_types": layer_types,
-        "use_sliding_window": sliding,
-        "sliding_window": window,
-        "block_size": block_size,
-        "num_target_layers": num_target_layers,
-        "dflash_config": {
-            "block_size": block_size,
-            "mask_token_id": mask,
-            "target_layer_ids": written,
-        },
-        INFO_KEY: {
-            "dflash_target_layer_ids": ids,
-            "ids_shift": policy["shift"],
-            "layer_id_policy": layer_id_policy,
-            "written_for_vllm": policy["vllm"]["version"] if policy["vllm"] else None,
-        },
-    }
-    if tie is not None:
-        config["tie_word_embeddings"] = tie
-        record("tie_word_embeddings", tie, tie_where)
-    # Absent unless the tensors or options tell them (so a drafter as wide as its target is written as before).
-    config.update(read_top)
-    config["dflash_config"].update(read_dflash)
-    if fmt == FORMAT_DFLASH2:
-        # DFlash v1 output stays as it was: these keys exist for DFlash2 only.
-        config["architectures"] = [ARCHITECTURE_DFLASH2]
-        config["dflash_config"].update(dflash2_config)
-        config["is_causal"] = is_causal
-        config[INFO_KEY]["format"] = fmt
-
-    vllm = _vllm_result(policy["vllm"], vllm_version, vllm_source, vllm_distribution, layer_types, policy["shift"],
-                        warnings)
+    record("target_layer_ids", policy["ids"], policy["note"])
+    config = _build_config(v, shapes, policy, layer_id_policy)
+    if v["tie"] is not None:
+        record("tie_word_embeddings", v["tie"], tie_where)
+    vllm = _vllm_result(policy["vllm"], vllm_version, vllm_source, vllm_distribution, v["layer_types"],
+                        policy["shift"], warnings)
     return {
         "config": config,
-        "format": fmt,
+        "format": shapes["format"],
         "derived": derived,
         "warnings": warnings,
         "profile": None if chosen is None else {
             "name": chosen["name"], "description": chosen["description"], "source": chosen["source"], "selection": how},
-        "dflash_target_layer_ids": ids,
-        "target_layer_ids": written,
+        "dflash_target_layer_ids": v["ids"],
+        "target_layer_ids": policy["ids"],
         "vllm": vllm,
         "note": policy["note"],
     }
 
-
-# ------------------------------------------------------------ speculators ---
 
 def is_speculators_config(config):
     """Whether a parsed config.json is in vllm-project/speculators' format (vLLM converts it when it loads it)."""
@@ -1529,9 +1578,8 @@ def _check_spec_dflash2(spec, source, shapes, record, warnings):
                         "it runs with the defaults" % (source, ", ".join(dropped)))
 
 
-def _derive_speculators(header, target_config, spec, source, profile, overrides, vllm_version, layer_id_policy,
-                        vllm_source, vllm_distribution):
-    """Check a speculators-format drafter's own config against its tensors and the target; serve it as it is."""
+def _check_speculators_inputs(spec, source, profile, overrides, layer_id_policy):
+    """(format, tensor format, speculators_model_type) of a speculators config the options may serve as it is."""
     if layer_id_policy not in LAYER_ID_POLICIES:
         raise DflashConfigError("layer_id_policy must be one of %s, got %r"
                                 % (", ".join(LAYER_ID_POLICIES), layer_id_policy))
@@ -1550,14 +1598,11 @@ def _derive_speculators(header, target_config, spec, source, profile, overrides,
     if profile not in (None, "") and str(profile).lower() not in (PROFILE_AUTO, PROFILE_NONE):
         raise DflashConfigError("profile=%s: a speculators-format drafter brings its own config (%s); use "
                                 "profile=auto or profile=none" % (profile, source))
-    derived = {}
-    warnings = []
+    return fmt, tensor_fmt, spec_type
 
-    def record(key, value, where):
-        derived[key] = {"value": value, "source": where}
-        return value
 
-    target_hidden, hidden_src = _target_hidden(target_config)
+def _speculators_shapes(header, target_hidden, hidden_src, source, spec_type, tensor_fmt, record):
+    """The tensors' shapes, which must be the drafter the speculators config describes; recorded."""
     shapes = inspect_drafter(header, target_hidden, hidden_src, extra_tensors=SPECULATORS_VOCAB_TENSORS)
     if shapes["format"] != tensor_fmt:
         raise DflashConfigError(
@@ -1569,13 +1614,11 @@ def _derive_speculators(header, target_config, spec, source, profile, overrides,
                 "intermediate_size", "num_captured_layers"):
         record(key, shapes[key], src[key])
     record("dtype", _torch_dtype(shapes), src["dtype"])
-    num_target_layers, where = _target_layers(target_config, overrides)
-    record("num_target_layers", num_target_layers, where)
-    vocab, where = _target_vocab(target_config)
-    record("vocab_size", vocab, where)
-    _check_served(fmt, vllm_version, vllm_distribution, warnings)
+    return shapes
 
-    layer_types = _check_layer_config(spec, source, shapes, vocab, record)
+
+def _speculators_ids(spec, source, shapes, num_target_layers, overrides, record):
+    """(aux_hidden_state_layer_ids, DFlash ids): the config's ids, checked against the tensors and the option."""
     aux = spec.get("aux_hidden_state_layer_ids")
     if not isinstance(aux, list) or not all(_is_int(i) for i in aux):
         raise DflashConfigError("%s: aux_hidden_state_layer_ids must be a list of integers (the target layers whose "
@@ -1589,6 +1632,11 @@ def _derive_speculators(header, target_config, spec, source, profile, overrides,
             "option target_layer_ids %r disagrees with %s, whose aux_hidden_state_layer_ids %r mean DFlash ids %r, "
             "which vLLM reads: remove the option, or correct that config"
             % (overrides["target_layer_ids"], source, aux, ids))
+    return aux, ids
+
+
+def _check_speculators_values(header, spec, source, shapes, vocab, target_hidden, hidden_src, record):
+    """The config's mask token, target hidden size, vocabulary tensors, flags and block size, checked; recorded."""
     mask = _spec_int(spec, "mask_token_id", source)
     if mask >= vocab:
         raise DflashConfigError("%s: mask_token_id %d must be below the target's vocab_size %d" % (source, mask, vocab))
@@ -1605,6 +1653,26 @@ def _derive_speculators(header, target_config, spec, source, profile, overrides,
     block_size = _spec_int(spec, "block_size", source, 2, required=False)
     if block_size is not None:
         record("block_size", block_size, "%s block_size" % source)
+
+
+def _derive_speculators(header, target_config, spec, source, profile, overrides, vllm_version, layer_id_policy,
+                        vllm_source, vllm_distribution):
+    """Check a speculators-format drafter's own config against its tensors and the target; serve it as it is."""
+    fmt, tensor_fmt, spec_type = _check_speculators_inputs(spec, source, profile, overrides, layer_id_policy)
+    derived = {}
+    warnings = []
+    record = _recorder(derived)
+    target_hidden, hidden_src = _target_hidden(target_config)
+    shapes = _speculators_shapes(header, target_hidden, hidden_src, source, spec_type, tensor_fmt, record)
+    num_target_layers, where = _target_layers(target_config, overrides)
+    record("num_target_layers", num_target_layers, where)
+    vocab, where = _target_vocab(target_config)
+    record("vocab_size", vocab, where)
+    _check_served(fmt, vllm_version, vllm_distribution, warnings)
+
+    layer_types = _check_layer_config(spec, source, shapes, vocab, record)
+    aux, ids = _speculators_ids(spec, source, shapes, num_target_layers, overrides, record)
+    _check_speculators_values(header, spec, source, shapes, vocab, target_hidden, hidden_src, record)
     if fmt == FORMAT_SPECULATORS_DFLASH2:
         _check_spec_dflash2(spec, source, shapes, record, warnings)
 

@@ -3,10 +3,10 @@
 # Apache License 2.0 (see LICENSE)
 """The `drafter` role's state of a host, read in one module call, and what a run must change.
 
-``probe_*`` run on the host (module drafter_host_state): the drafter directory, the weights
+``read_host`` runs on the host (module drafter_host_state): the drafter directory, the weights
 (a stat, never their bytes), the record of the last placement, the local facts, the target's
 config.json, a host source, and whether dflash_drafter_config would change config.json (the
-same derivation from the same options, through module_utils/_drafter/dflash.py, without writing).
+module's own derive-and-compare, derive.derive, without writing).
 ``plan`` runs on the controller (filter drafter_plan): it compares that with what the role's
 variables ask for and names only the work left, so that a run with nothing to change makes
 no other round trip. It skips a task only where the task itself would change nothing; when it
@@ -17,35 +17,22 @@ __metaclass__ = type
 
 import grp
 import json
-import math
 import os
 import pwd
 import re
 import stat
 
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
-from ansible_collections.inference.gpu_host.plugins.module_utils._drafter.dflash import (
-    DRAFTER_PROFILES, DflashConfigError, derive_drafter_config, is_speculators_config, read_json_file,
-    read_target_config, render_config)
+from ansible_collections.inference.gpu_host.plugins.module_utils._drafter import derive
+from ansible_collections.inference.gpu_host.plugins.module_utils._drafter.dflash import render_config
 from ansible_collections.inference.gpu_host.plugins.module_utils._drafter.placement import place_reason
 from ansible_collections.inference.gpu_host.plugins.module_utils._common.files import read_record as _read_record
 from ansible_collections.inference.gpu_host.plugins.module_utils._common.files import sha256_text, stat_path
-from ansible_collections.inference.gpu_host.plugins.module_utils._drafter.headers import (
-    INDEX_FILENAME, SafetensorsHeaderError, read_checkpoint)
-from ansible_collections.inference.gpu_host.plugins.module_utils._vllm.versions import (
-    VllmVersionError, installed_vllm, parse_version, same_version)
 
 RECORD_FILE = {"mode": "0644"}   # the placement record: drafter_owner/drafter_group, mode 0644
 FACTS_FILE = {"owner": "root", "group": "root", "mode": "0644"}
 DIR_MODE = "0755"
 _OCTAL_MODE = re.compile(r"^0?[0-7]{3,4}$")
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
-MAX_INT = 2 ** 31 - 1
-MAX_LAYER_IDS = 1024
-MAX_ROPE_KEYS = 64
-MAX_ROPE_LIST = 4096
-MAX_ROPE_STRING = 256
-MAX_VERSION_LENGTH = 128
 
 
 class DrafterStateError(Exception):
@@ -91,63 +78,6 @@ def prev_copies(paths):
     return copies, warnings
 
 
-def _is_number(value):
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-
-
-def _rope_problem(option, value):
-    if value is None:
-        return None
-    if len(value) > MAX_ROPE_KEYS:
-        return "%s has too many keys" % option
-    for key, item in value.items():
-        if isinstance(item, list):
-            if len(item) > MAX_ROPE_LIST or not all(_is_number(element) for element in item):
-                return "%s.%s is not a list of numbers" % (option, key)
-        elif isinstance(item, str):
-            if len(item) > MAX_ROPE_STRING or _CONTROL.search(item):
-                return "%s.%s is not a short printable string" % (option, key)
-        elif not (item is None or isinstance(item, bool) or _is_number(item)):
-            return "%s.%s has an unexpected type" % (option, key)
-    return None
-
-
-def option_problem(params):
-    """What dflash_drafter_config's own checks would refuse in these options (None: nothing).
-
-    The module says it better: a problem here only means "let the module run and fail".
-    """
-    for option in ("drafter", "target", "dest", "venv", "speculators_config"):
-        if params.get(option) is not None and not os.path.isabs(params[option]):
-            return "%s is not an absolute path" % option
-    for option in ("block_size", "mask_token_id", "num_target_layers", "sliding_window", "max_position_embeddings",
-                   "selector_top_k", "swa_window_size"):
-        if params.get(option) is not None and abs(params[option]) > MAX_INT:
-            return "%s is too large" % option
-    ids = params.get("target_layer_ids")
-    if ids is not None and (len(ids) > MAX_LAYER_IDS or any(abs(i) > MAX_INT for i in ids)):
-        return "target_layer_ids out of bounds"
-    for option in ("rope_theta", "rms_norm_eps", "input_embedding_scale", "output_multiplier",
-                   "final_logit_softcapping"):
-        if params.get(option) is not None and not math.isfinite(params[option]):
-            return "%s is not finite" % option
-    for option in ("rope_scaling", "rope_parameters"):
-        problem = _rope_problem(option, params.get(option))
-        if problem:
-            return problem
-    version = params.get("vllm_version")
-    if version is not None and (len(version) > MAX_VERSION_LENGTH or _CONTROL.search(version)):
-        return "vllm_version is not a version"
-    for option, lookup in (("owner", pwd.getpwnam), ("group", grp.getgrnam)):
-        value = params.get(option)
-        if value is not None and not value.isdigit():
-            try:
-                lookup(value)
-            except KeyError:
-                return "%s %s does not exist" % (option, value)
-    return None
-
-
 def _id_matches(have_id, have_name, want, lookup):
     if want is None:
         return True
@@ -184,189 +114,91 @@ def _undecided(reason):
     return {"decided": False, "changed": None, "reason": reason, "result": None, "warnings": []}
 
 
-def _read_dest(dest, drafter, target_config_path):
-    """(decided_ok, bytes or None): dest as dflash_drafter_config's check_dest reads it."""
-    real = os.path.realpath(dest)
-    inputs = [drafter, target_config_path]
-    if os.path.isdir(drafter):
-        inputs.append(os.path.join(drafter, INDEX_FILENAME))
-    if any(real == os.path.realpath(path) for path in inputs):
-        return False, None
-    name = os.path.basename(dest)
-    if name.endswith(".safetensors") or name == INDEX_FILENAME:
-        return False, None
-    if not os.path.lexists(dest):
-        return True, None
-    try:
-        raw, existing = read_json_file(dest)
-    except (IOError, OSError, ValueError):
-        return False, None
-    return isinstance(existing, dict), raw
-
-
-def _read_speculators(params, drafter):
-    """(ok, config, source) as dflash_drafter_config's read_speculators; ok False where the module fails."""
-    explicit = params.get("speculators_config")
-    path = explicit or os.path.join(drafter if os.path.isdir(drafter) else os.path.dirname(drafter), "config.json")
-    if not explicit and not os.path.lexists(path):
-        return True, None, None
-    try:
-        _raw, config = read_json_file(path)
-    except (IOError, OSError, ValueError):
-        return not explicit, None, None
-    if is_speculators_config(config):
-        return True, config, "speculators config %s" % path
-    return not explicit, None, None
-
-
-def resolve_vllm(params, check_mode, warnings):
-    """(version, distribution, source) of the vLLM that will read the config, or (None, "vllm", None).
-
-    The one home of this decision: dflash_drafter_config and the drafter role's state read both call it."""
-    pinned, venv = params.get("vllm_version"), params.get("venv")
-    if pinned is not None:
-        parse_version(pinned)
-    installed, missing = None, None
-    if venv:
-        try:
-            installed = installed_vllm(venv)
-        except VllmVersionError as exc:
-            missing = str(exc)
-        except ValueError as exc:
-            # e.g. a METADATA Version whose release number is too long for int()
-            raise VllmVersionError("venv %s: cannot read the installed vLLM's version: %s" % (venv, exc))
-    if installed is not None:
-        source = "venv %s (%s %s, %s)" % (venv, installed["distribution"], installed["version"],
-                                          installed["metadata_path"])
-        if pinned is not None and not same_version(pinned, installed["version"]):
-            if not check_mode:
-                raise VllmVersionError(
-                    "vllm_version %s disagrees with vLLM %s installed in %s: run python_env first, or fix the pin"
-                    % (pinned, installed["version"], venv))
-            warnings.append("check mode: the venv %s has vLLM %s, vllm_version pins %s; the config is computed for "
-                            "%s, which python_env would install" % (venv, installed["version"], pinned, pinned))
-            return pinned, installed["distribution"], "vllm_version (venv %s has %s)" % (venv, installed["version"])
-        return installed["version"], installed["distribution"], source
-    if pinned is not None:
-        return pinned, "vllm", "vllm_version" + (" (venv: %s)" % missing if missing else "")
-    if missing:
-        raise VllmVersionError(missing)
-    return None, "vllm", None
-
-
 def config_state(params, check_mode):
     """Whether dflash_drafter_config with these (validated) options would change config.json, and its result.
 
-    ``params``: the module's options, ``drafter`` included. Returns decided, changed, result (what the
-    module returns: config, format, derived, ids, profile, vllm, note, messages) and reason (why not
-    decided: the module then runs and says it itself).
+    ``params``: the module's options, ``drafter`` included. The module's own derive-and-compare
+    (derive.derive), without writing. Returns decided, changed, result (what the module returns: config,
+    format, derived, ids, profile, vllm, note, messages), warnings, and reason (why not decided: where the
+    module would fail, or a symbolic mode; the module then runs and says it itself).
     """
-    problem = option_problem(params)
-    if problem:
-        return _undecided(problem)
-    drafter, dest, target_path = params["drafter"], params["dest"], params["target"]
-    if not os.path.exists(drafter):
-        return _undecided("no weights at %s" % drafter)
-    target_config_path = os.path.join(target_path, "config.json") if os.path.isdir(target_path) else target_path
-    if os.path.realpath(dest) == os.path.realpath(target_config_path):
-        return _undecided("dest is the target's config.json")
-    ok, before = _read_dest(dest, drafter, target_config_path)
-    if not ok:
-        return _undecided("dest %s is not a config.json the module replaces" % dest)
-    ok, speculators, speculators_source = _read_speculators(params, drafter)
-    if not ok:
-        return _undecided("speculators_config is not a speculators-format config")
-    warnings = []
+    if not os.path.exists(params["drafter"]):
+        return _undecided("no weights at %s" % params["drafter"])
     try:
-        target_config = read_target_config(target_path)
-        version, distribution, vllm_source = resolve_vllm(params, check_mode, warnings)
-        header = read_checkpoint(drafter)
-        result = derive_drafter_config(
-            header, target_config,
-            profile=params.get("profile", "auto"),
-            overrides=dict((key, params.get(key)) for key in OVERRIDE_OPTIONS),
-            ids_policy=params.get("ids_policy", "warn"),
-            vllm_version=version,
-            layer_id_policy=params.get("layer_id_policy", "report"),
-            vllm_source=vllm_source,
-            vllm_distribution=distribution,
-            speculators=speculators,
-            speculators_source=speculators_source,
-        )
-    except (DflashConfigError, SafetensorsHeaderError, VllmVersionError, IOError, OSError, ValueError) as exc:
+        found = derive.derive(params, check_mode)
+    except derive.DestError as exc:
+        return _undecided("dest %s is not a config.json the module replaces: %s" % (params["dest"], exc))
+    except (derive.DrafterConfigError, IOError, OSError, ValueError) as exc:
         return _undecided(str(exc))
-    warnings.extend(result["warnings"])
-    text = render_config(result["config"])
-    changed = before != text.encode("utf-8")
+    dest = params["dest"]
+    changed = found["before"] != found["text"].encode("utf-8")
     if not changed:
-        mode = params.get("mode")
+        mode = params["mode"]
         if mode is not None and not isinstance(mode, int) and not _OCTAL_MODE.match(str(mode)):
             return _undecided("mode %s is symbolic: the module decides" % mode)
         state = stat_path(dest)
         if not state.get("isreg"):
             return _undecided("dest %s is not a regular file" % dest)
-        changed = not attrs_match(state, params.get("owner"), params.get("group"), mode)
-    output = dict(changed=changed, dest=dest, config=result["config"], format=result["format"],
-                  derived=result["derived"], dflash_target_layer_ids=result["dflash_target_layer_ids"],
-                  target_layer_ids=result["target_layer_ids"], profile=result["profile"], vllm=result["vllm"],
-                  note=result["note"], messages=warnings)
-    if "aux_hidden_state_layer_ids" in result:
-        output["aux_hidden_state_layer_ids"] = result["aux_hidden_state_layer_ids"]
-    return {"decided": True, "changed": changed, "reason": None, "result": output, "warnings": warnings}
-
-
-# dflash_drafter_config's options (its argument_spec), to validate and convert the probe's `config`
-# the way the module's own call would. A unit test keeps the two equal.
-OVERRIDE_OPTIONS = ("block_size", "mask_token_id", "target_layer_ids", "num_target_layers", "layer_types",
-                    "sliding_window", "rope_theta", "rope_scaling", "rope_parameters", "rms_norm_eps",
-                    "max_position_embeddings", "selector_top_k", "is_causal", "input_embedding_scale",
-                    "output_multiplier", "final_logit_softcapping", "use_swa", "swa_window_size", "causal",
-                    "is_neox_style")
-
-
-def config_spec():
-    return dict(
-        drafter=dict(type="path", required=True),
-        target=dict(type="path", required=True),
-        dest=dict(type="path", required=True),
-        profile=dict(type="str", default="auto", choices=["auto", "none"] + [p["name"] for p in DRAFTER_PROFILES]),
-        block_size=dict(type="int"),
-        mask_token_id=dict(type="int"),
-        target_layer_ids=dict(type="list", elements="int"),
-        num_target_layers=dict(type="int"),
-        layer_types=dict(type="list", elements="str", choices=["full_attention", "sliding_attention"]),
-        sliding_window=dict(type="int"),
-        rope_theta=dict(type="float"),
-        rope_scaling=dict(type="dict"),
-        rope_parameters=dict(type="dict"),
-        rms_norm_eps=dict(type="float"),
-        max_position_embeddings=dict(type="int"),
-        selector_top_k=dict(type="int"),
-        is_causal=dict(type="bool"),
-        input_embedding_scale=dict(type="float"),
-        output_multiplier=dict(type="float"),
-        final_logit_softcapping=dict(type="float"),
-        use_swa=dict(type="bool"),
-        swa_window_size=dict(type="int"),
-        causal=dict(type="bool"),
-        is_neox_style=dict(type="bool"),
-        speculators_config=dict(type="path"),
-        ids_policy=dict(type="str", default="warn", choices=["warn", "require_explicit"]),
-        vllm_version=dict(type="str"),
-        venv=dict(type="path"),
-        layer_id_policy=dict(type="str", default="report", choices=["report", "compensate", "fail"]),
-        mode=dict(type="raw"),
-        owner=dict(type="str"),
-        group=dict(type="str"),
-    )
+        changed = not attrs_match(state, params["owner"], params["group"], mode)
+    output = dict(found["result"], changed=changed)
+    return {"decided": True, "changed": changed, "reason": None, "result": output, "warnings": output["messages"]}
 
 
 def validate_config_options(options, drafter):
     """(params, problem): the options converted as the module's argument_spec would, or why they are not valid."""
-    result = ArgumentSpecValidator(config_spec()).validate(dict(options or {}, drafter=drafter))
+    result = ArgumentSpecValidator(derive.config_spec()).validate(dict(options or {}, drafter=drafter))
     if result.error_messages:
         return None, "; ".join(result.error_messages)
     return result.validated_parameters, None
+
+
+HOST_PATHS = ("dest_dir", "weights", "record", "facts", "target_config", "source")
+
+
+def _config_read(options, weights, check_mode, warnings):
+    """(config, config_json_exists): the state read's ``config`` key, and whether dest exists."""
+    if options is None:
+        return {"decided": False, "changed": None, "reason": "no config options given", "result": None}, False
+    params, problem = validate_config_options(options, weights)
+    if problem:
+        return {"decided": False, "changed": None, "reason": problem, "result": None}, False
+    # In check mode as the module's own call: a pinned vLLM the venv does not have yet is a warning then.
+    config = config_state(params, check_mode)
+    if config["decided"]:
+        # The module, which the role does not run where the read decided, would have said these.
+        warnings.extend(config["warnings"])
+    config.pop("warnings", None)
+    return config, os.path.lexists(params["dest"])
+
+
+def read_host(params, check_mode):
+    """(result, warnings): drafter_host_state's job, from its options (see the module's RETURN)."""
+    for option in HOST_PATHS:
+        if params[option] is not None and not os.path.isabs(params[option]):
+            raise DrafterStateError("%s must be an absolute path, got %r" % (option, params[option]))
+    warnings = []
+    record, warning = read_record(params["record"])
+    if warning:
+        warnings.append(warning)
+    config, config_json = _config_read(params["config"], params["weights"], check_mode, warnings)
+    # The rollback copies the role keeps of config.json and of the local facts (configure.yml).
+    dest = (params["config"] or {}).get("dest")
+    copies, copy_warnings = prev_copies([dest if isinstance(dest, str) and os.path.isabs(dest) else None,
+                                         params["facts"]])
+    warnings.extend(copy_warnings)
+    result = dict(
+        prev_copies=copies,
+        dest_dir=stat_path(params["dest_dir"]),
+        weights=stat_path(params["weights"]),
+        source=stat_path(params["source"]) if params["source"] else None,
+        record=record,
+        record_file=stat_path(params["record"], content=True),
+        facts=stat_path(params["facts"], content=True),
+        target_config_exists=os.path.lexists(params["target_config"]),
+        config_json_exists=config_json,
+        config=config,
+    )
+    return result, warnings
 
 
 # ---------------------------------------------------------------- controller side
@@ -387,15 +219,18 @@ def wanted_source(wanted, source_stat):
     return out
 
 
-def local_facts(wanted, source, result):
-    """The local fact the role writes from dflash_drafter_config's result, or None when it cannot tell."""
+def local_facts(wanted, result):
+    """The local fact the role writes (its one shape), from dflash_drafter_config's result; None if it cannot tell.
+
+    ``wanted``: the role's wanted state (drafter_plan's); ``result``: what the module returned or would return.
+    """
     config = result.get("config") or {}
     if "block_size" not in config:
         return None
     vllm = result.get("vllm")
     return {
         "dir": wanted["dest_dir"],
-        "source": source["source"],
+        "source": wanted_source(wanted, None)["source"],
         "sha256": wanted["sha256"],
         "dflash_target_layer_ids": result["dflash_target_layer_ids"],
         "target_layer_ids": result["target_layer_ids"],
@@ -414,25 +249,71 @@ WANTED_KEYS = ("source_type", "source_path", "source_url", "hf_repo_id", "hf_rev
                "dest_dir", "owner", "group", "layer_id_policy", "check_mode", "config_json", "facts_file")
 
 
+def _check_wanted(wanted, who):
+    if not isinstance(wanted, dict):
+        raise DrafterStateError("%s: wanted must be a mapping, got %.80r" % (who, wanted))
+    missing = [k for k in WANTED_KEYS if k not in wanted]
+    if missing:
+        raise DrafterStateError("%s wanted state: missing %s" % (who, ", ".join(missing)))
+
+
+def _check_plan_inputs(state, wanted):
+    if not isinstance(state, dict) or "weights" not in state or "config" not in state:
+        raise DrafterStateError("drafter_plan: expected the result of inference.gpu_host.drafter_host_state, "
+                                "got %.80r" % (state,))
+    _check_wanted(wanted, "drafter_plan")
+    if wanted["source_type"] not in ("host", "controller", "url", "huggingface"):
+        raise DrafterStateError("drafter_source_type must be one of host, controller, url, huggingface, got %r"
+                                % (wanted["source_type"],))
+
+
+def _config_plan(state, wanted, place, weights_there, check):
+    """config.json, its rollback copies and the local facts: what the run writes of them.
+
+    Where the state read decided (and no new weights are placed), it derived config.json already: the plan
+    carries that result and its text (config_text, what the role writes), so nothing is derived again.
+    """
+    cfg = state["config"] or {}
+    decided = bool(cfg.get("decided")) and not place
+    changed = bool(cfg.get("changed")) if decided else None
+    rollback_files = []
+    if decided and changed and not check:
+        rollback_files = [path for path, present in ((wanted["config_json"], state.get("config_json_exists")),
+                                                     (wanted["facts_file"], (state.get("facts") or {}).get("exists")))
+                          if present]
+    facts = None
+    facts_write = True
+    if decided and not changed:
+        facts = local_facts(wanted, cfg["result"])
+        if facts is not None:
+            facts_write = _file_differs(state.get("facts"), render_json(facts), FACTS_FILE["owner"],
+                                        FACTS_FILE["group"], FACTS_FILE["mode"])
+    return {
+        "config_decided": decided,
+        "config_probe": weights_there and not decided and not check,
+        "config_write": bool(weights_there and (not decided or changed)),
+        "config_result": cfg.get("result") if decided else None,
+        "config_text": render_config(cfg["result"]["config"]) if decided and changed else None,
+        "rollback_files": rollback_files,
+        "facts": facts,
+        "facts_write": facts_write,
+        # Rollback copies left by a run stopped before vllm_service removed them: stale once this run does not
+        # rewrite config.json (its rollback then puts back nothing of the drafter's: rollback_files is empty).
+        "stale_rollback_copies": list(state.get("prev_copies") or []) if decided and not changed else [],
+    }
+
+
 def plan(state, wanted, source_stat=None):
     """What a run must do, from the host's state (drafter_host_state) and the role's wanted state.
 
     ``source_stat``: the source file's stat (a host source: the probe's; a controller source: read on the
     controller). Returns wanted (the source as recorded), record (the last placement's), place_reason,
     dir_changed, weights_there, placement_record (+ _changed), config_decided, config_probe (run the
-    module in check mode after a placement), config_write, config_result, rollback_files (when decided),
-    facts (+ facts_write), noop, and stale_rollback_copies (the ``.prev`` copies to remove: those the state
-    read found, on a run that does not rewrite config.json).
+    module in check mode after a placement), config_write, config_result and config_text (when decided),
+    rollback_files (when decided), facts (+ facts_write), noop, and stale_rollback_copies (the ``.prev``
+    copies to remove: those the state read found, on a run that does not rewrite config.json).
     """
-    if not isinstance(state, dict) or "weights" not in state or "config" not in state:
-        raise DrafterStateError("drafter_plan: expected the result of inference.gpu_host.drafter_host_state, "
-                                "got %.80r" % (state,))
-    missing = [k for k in WANTED_KEYS if k not in wanted]
-    if missing:
-        raise DrafterStateError("drafter_plan wanted state: missing %s" % ", ".join(missing))
-    if wanted["source_type"] not in ("host", "controller", "url", "huggingface"):
-        raise DrafterStateError("drafter_source_type must be one of host, controller, url, huggingface, got %r"
-                                % (wanted["source_type"],))
+    _check_plan_inputs(state, wanted)
     check = bool(wanted["check_mode"])
     if wanted["source_type"] == "host":
         source_stat = state.get("source")
@@ -449,23 +330,6 @@ def plan(state, wanted, source_stat=None):
         placement_record = dict(source, installed={"size": weights.get("size"), "mtime": weights.get("mtime")})
         placement_record_changed = _file_differs(state.get("record_file"), render_json(placement_record),
                                                  wanted["owner"], wanted["group"], RECORD_FILE["mode"])
-
-    cfg = state["config"] or {}
-    decided = bool(cfg.get("decided")) and not place
-    config_changed = bool(cfg.get("changed")) if decided else None
-    config_write = weights_there and (not decided or config_changed)
-    rollback_files = []
-    if decided and config_changed and not check:
-        rollback_files = [path for path, present in ((wanted["config_json"], state.get("config_json_exists")),
-                                                     (wanted["facts_file"], (state.get("facts") or {}).get("exists")))
-                          if present]
-    facts = None
-    facts_write = True
-    if decided and not config_changed:
-        facts = local_facts(wanted, source, cfg["result"])
-        if facts is not None:
-            facts_write = _file_differs(state.get("facts"), render_json(facts), FACTS_FILE["owner"],
-                                        FACTS_FILE["group"], FACTS_FILE["mode"])
     dir_changed = not (state.get("dest_dir", {}).get("isdir")
                        and attrs_match(state["dest_dir"], wanted["owner"], wanted["group"], DIR_MODE))
     out = {
@@ -476,18 +340,26 @@ def plan(state, wanted, source_stat=None):
         "weights_there": weights_there,
         "placement_record": placement_record,
         "placement_record_changed": placement_record_changed,
-        "config_decided": decided,
-        "config_probe": weights_there and not decided and not check,
-        "config_write": bool(config_write),
-        "config_result": cfg.get("result") if decided else None,
-        "rollback_files": rollback_files,
-        "facts": facts,
-        "facts_write": facts_write,
     }
-    out["noop"] = not (dir_changed or place or placement_record_changed or config_write or
-                       (weights_there and facts_write))
-    # Rollback copies left by a run stopped before vllm_service removed them: stale once this run does not
-    # rewrite config.json (its rollback then puts back nothing of the drafter's: rollback_files is empty).
-    out["stale_rollback_copies"] = (list(state.get("prev_copies") or [])
-                                    if decided and not config_changed else [])
+    out.update(_config_plan(state, wanted, place, weights_there, check))
+    out["noop"] = not (dir_changed or place or placement_record_changed or out["config_write"] or
+                       (weights_there and out["facts_write"]))
     return out
+
+
+def controller_plan(state, wanted):
+    """plan() for the drafter_plan filter, which runs on the controller: a controller source is stat'ed here."""
+    _check_wanted(wanted, "drafter_plan")
+    source_stat = None
+    if wanted["source_type"] == "controller":
+        # As the delegated stat did (follow: false), without forking a module on the controller.
+        source_stat = stat_path(wanted["source_path"] or "")
+    return plan(state, wanted, source_stat)
+
+
+def facts_for(result, wanted):
+    """local_facts() for the drafter_local_facts filter: the role's local fact from what the module returned."""
+    _check_wanted(wanted, "drafter_local_facts")
+    if not isinstance(result, dict):
+        raise DrafterStateError("drafter_local_facts: expected dflash_drafter_config's result, got %.80r" % (result,))
+    return local_facts(wanted, result)

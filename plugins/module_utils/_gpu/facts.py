@@ -37,6 +37,7 @@ __metaclass__ = type
 # * parse_gpu_information(text) -> {model, uuid, bus_location, device_minor}
 # * parse_proc_devices(text) -> {"character": [(major, name)], "block": [(major, name)]}
 # * read_gpu_facts(module, nvidia_smi_path=None, kernel_module_version_path=...) -> gpu_facts() of this host
+# * gpu_info(module) -> (result, failure message or None): the whole nvidia_gpu_info module
 # * nvidia_char_majors(proc_devices) -> {name: major} for every "nvidia*" character device
 # * char_major_registered(proc_devices, major) -> bool
 # * gpu_facts(query_output, query_rc, smi_output=None, smi_rc=None,
@@ -48,6 +49,7 @@ import os
 import re
 
 from ansible_collections.inference.gpu_host.plugins.module_utils._common.files import read_text
+from ansible_collections.inference.gpu_host.plugins.module_utils._common.inputs import path_option_error
 
 QUERY_FIELDS = ("index", "name", "uuid", "compute_cap", "driver_version", "memory.total")
 QUERY_ARGS = ("--query-gpu=%s" % ",".join(QUERY_FIELDS), "--format=csv,noheader,nounits")
@@ -365,6 +367,29 @@ def read_gpu_facts(module, nvidia_smi_path=None, kernel_module_version_path=KERN
                       nvidia_smi_path=nvidia_smi_path)
     facts["nvidia_smi_path"] = found
     return facts
+
+
+def gpu_info(module):
+    """The nvidia_gpu_info module's run: (result, failure message or None).
+
+    Options no host could satisfy fail before anything runs (result empty); a gate that cannot be computed
+    fails with the facts read so far."""
+    params = module.params
+    error = path_option_error(params, ("nvidia_smi_path", "kernel_module_version_path"))
+    tp = params["tensor_parallel_size"]
+    if error is None and tp is not None and tp < 1:
+        error = "tensor_parallel_size: expected a positive integer, got %r" % (tp,)
+    if error:
+        return {}, error
+    facts = read_gpu_facts(module, params["nvidia_smi_path"], params["kernel_module_version_path"])
+    try:
+        if params["flash_attn_major"] is not None:
+            facts["flash_attn_gate"] = flash_attn_gate(facts["gpus"], params["flash_attn_major"])
+        if params["tensor_parallel_size"] is not None:
+            facts["tensor_parallel"] = tensor_parallel_check(facts["gpus"], params["tensor_parallel_size"])
+    except GpuFactsError as exc:
+        return facts, str(exc)
+    return facts, None
 
 
 def _gpu_label(gpu):

@@ -7,7 +7,7 @@ __metaclass__ = type
 # The decisions of the lxc_gpu role's bookkeeping, in one tested place: which
 # containers a check run cannot compute, each container's restart state, its
 # driver comparison (node kernel module against container userspace) and the
-# per-container report. The role reaches them through plugins/filter/lxc_gpu_state.py.
+# per-container report. The role reaches them through plugins/filter/gpu.py.
 #
 # Each function gives what the role's Jinja gave before: vmids as strings, lists in
 # first-seen order, a Jinja `a or b or c` chain as "the first truthy value, else the last".
@@ -19,6 +19,7 @@ __metaclass__ = type
 #   | no_userspace | unknown
 # * driver_record(info, libraries, kernel_module) -> (vmid, record): one container's driver comparison
 # * fixed_driver_record(record, after, check_mode) -> the record after (or, in check mode, before) the fix
+# * fixed_driver_records(records, vmid, after, check_mode) -> the records with container vmid's fixed
 # * deferred_vmids(containers, node_devices, check_mode) -> vmids whose config needs nvidia-uvm's major
 # * rebooted_vmids(reboot_result) -> vmids the reboot handler rebooted
 # * restart_state(vmid, deferred, changed, reboot, rebooted, check_mode) -> deferred | none | pending
@@ -162,6 +163,18 @@ def fixed_driver_record(record, after, check_mode):
         "fixed": not check_mode,
     })
     return updated
+
+
+def fixed_driver_records(records, vmid, after, check_mode):
+    """The driver records (keyed by vmid) with container ``vmid``'s record made by fixed_driver_record."""
+    if not isinstance(records, Mapping):
+        raise LxcGpuStateError("expected the driver records (a dict keyed by vmid), got %s" % type(records).__name__)
+    records = dict(records)
+    key = str(vmid)
+    if key not in records:
+        raise LxcGpuStateError("no driver record for CT %s (have %s)" % (key, ", ".join(sorted(records)) or "none"))
+    records[key] = fixed_driver_record(records[key], after, check_mode)
+    return records
 
 
 def _needs(container, device, what):

@@ -73,6 +73,7 @@ import re
 import stat
 import time
 
+from ansible_collections.inference.gpu_host.plugins.module_utils._common.text import first_control
 from ansible_collections.inference.gpu_host.plugins.module_utils._gpu.facts import (
     char_major_registered,
     nvidia_char_majors,
@@ -408,7 +409,7 @@ def render_lines(mode, gpu_minors, proc_devices, cgroup_layout="cgroup2", contro
         lines.append(shm_line(shm_size))
     for line in lines:
         # Every value was checked above; this keeps a future input from ever splitting a line.
-        if any(ord(char) < 0x20 or ord(char) > 0x7e for char in line):
+        if first_control(line) is not None or any(ord(char) > 0x7e for char in line):
             raise PveLxcConfError("refusing to write a line with a control or non-ASCII character: %r" % line)
     return lines
 

@@ -3,7 +3,7 @@
 # Apache License 2.0 (see LICENSE)
 """The `base` role's state of a host, read in one module call, and what a run must change.
 
-``probe`` runs on the host (module base_host_state): packages, /dev/shm, the extra CA
+``host_state`` runs on the host (module base_host_state): packages, /dev/shm, the extra CA
 certificates' hashes, the role's record (a local fact), the account and the paths it owns.
 ``plan`` runs on the controller (filter base_plan): it compares that with what the role's
 variables ask for and names only the work left to do, so that a run with nothing to change
@@ -18,7 +18,9 @@ import os
 import pwd
 import re
 
-from ansible_collections.inference.gpu_host.plugins.module_utils._common.files import owner_name, path_state, sha256_text
+from ansible_collections.inference.gpu_host.plugins.module_utils._common.files import (
+    owner_name, path_state, read_record, sha256_text)
+from ansible_collections.inference.gpu_host.plugins.module_utils._gpu.facts import read_gpu_facts
 
 RECORD_VERSION = 1
 # How the role installs each certificate (its copy task says the same).
@@ -26,6 +28,7 @@ CA_FILE = {"owner": "root", "group": "root", "mode": "0644"}
 _CA_SUFFIX = re.compile(r"\.(crt|pem)$")
 _OCTAL_MODE = re.compile(r"^0?[0-7]{3,4}$")
 _PEM = re.compile(r"-----BEGIN [A-Z ]*CERTIFICATE-----")
+DPKG_FORMAT = "-f=${Package} ${db:Status-Status}\\n"
 
 
 class BaseStateError(Exception):
@@ -80,6 +83,47 @@ def ca_files(ca_dir):
     except OSError:
         return {}
     return {n: path_state(os.path.join(ca_dir, n)) for n in names if n.endswith(".crt")}
+
+
+def _check_options(params):
+    for option in ("ca_dir", "record"):
+        if not os.path.isabs(params[option]):
+            raise BaseStateError("%s must be an absolute path, got %r" % (option, params[option]))
+    bad = [p for p in params["paths"] if not os.path.isabs(p)]
+    if bad:
+        raise BaseStateError("paths must be absolute, got %r" % (bad,))
+    bad = [p for p in params["packages"] if not p or p.startswith("-") or any(c.isspace() for c in p)]
+    if bad:
+        raise BaseStateError("packages must be Debian package names, got %r" % (bad,))
+
+
+def host_state(module):
+    """The base_host_state module's result, through the module (its params, run_command, get_bin_path, warn).
+
+    Bad options are a BaseStateError naming the option, raised before anything is read."""
+    params = module.params
+    _check_options(params)
+    names = sorted(set(params["packages"]) | {"python3-apt"})
+    dpkg = module.get_bin_path("dpkg-query")
+    out = ""
+    if dpkg:
+        # rc 1 only says that some package is unknown: its line is missing, so it reads as not installed.
+        _rc, out, _err = module.run_command([dpkg, "-W", DPKG_FORMAT] + names)
+    record, warning = read_record(params["record"])
+    if warning:
+        module.warn(warning)
+    result = dict(
+        changed=False,
+        packages=parse_dpkg(out, names),
+        shm_mib=shm_mib(),
+        ca_files=ca_files(params["ca_dir"]),
+        record=record,
+        paths={p: path_state(p) for p in params["paths"]},
+    )
+    result.update(account_state(params["user"], params["group"]))
+    if params["gpus"]:
+        result["gpu_info"] = read_gpu_facts(module)
+    return result
 
 
 # ---------------------------------------------------------------- controller side
@@ -141,7 +185,7 @@ def _require(mapping, keys, what):
 
 
 def plan(state, wanted):
-    """What a run must do, from the host's state (probe) and the role's wanted state.
+    """What a run must do, from the host's state (host_state) and the role's wanted state.
 
     wanted: packages, ca_certificates (from ca_certificates()), user, group, home, shell,
     directories [{path, owner, group, mode}], limits {path, content, owner, group, mode}, and
@@ -204,3 +248,13 @@ def plan(state, wanted):
         "noop": not (missing or ca_dir_changed or facts_dir_changed or ca_refresh or record_changed or user_changed or group_changed
                      or directories or limits_changed),
     }
+
+
+def role_plan(state, wanted):
+    """plan() from the base_plan filter's input: ``wanted`` holds the role's ``ca_certificates`` items raw and,
+    beside them, ``ca_contents`` (the contents of the path items, read on the controller)."""
+    if not isinstance(wanted, dict):
+        raise BaseStateError("base_plan: wanted must be a mapping, got %.80r" % (wanted,))
+    wanted = dict(wanted)
+    wanted["ca_certificates"] = ca_certificates(wanted.get("ca_certificates") or [], wanted.pop("ca_contents", []))
+    return plan(state, wanted)

@@ -26,6 +26,8 @@ import os
 import stat
 import time
 
+from ansible_collections.inference.gpu_host.plugins.module_utils._common.text import first_control
+
 RECORD_KIND = "inference.gpu_host run lock"
 RECORD_VERSION = 1
 MAX_RECORD_SIZE = 64 << 10  # a record is a few hundred bytes
@@ -406,7 +408,7 @@ def host_step(params, check_mode=False):
     parameters and every refusal are a RunLockError naming the option; check mode reads and takes nothing.
     """
     path = params.get("path")
-    if not path or not path.startswith("/") or path.endswith("/") or "\n" in path:
+    if not path or not path.startswith("/") or path.endswith("/") or first_control(path) is not None:
         raise RunLockError("path: expected an absolute file path, got %r" % (path,))
     if check_mode:
         return {"changed": False, "skipped": True, "msg": "check mode: the run lock is neither read nor taken"}

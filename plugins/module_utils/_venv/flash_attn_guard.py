@@ -423,10 +423,22 @@ def inspect_venv(venv, expected_major=2):
         raise FlashAttnGuardError("expected_major must be a positive integer, got %r" % (expected_major,))
     site = _site_for(venv)
     result = Inspection(venv, site, expected_major)
+    _read_owners(result)
+    _find_leftovers(result)
+    _find_damaged(result)
+    result.other_locations = _pth_locations(site)
+    result.state, result.problems = _classify(result.good, result.offenders, result.leftovers, result.exists, site,
+                                              expected_major)
+    return result
+
+
+def _read_owners(result):
+    """Every distribution of the site's file lists into ``result``: the owners of flash_attn, good and offending."""
+    site = result.site
     try:
         entries = sorted(os.listdir(site))
     except (IOError, OSError) as exc:
-        raise FlashAttnGuardError("cannot list %s of venv %s: %s" % (site, venv, exc))
+        raise FlashAttnGuardError("cannot list %s of venv %s: %s" % (site, result.venv, exc))
     for entry in entries:
         if not (entry.endswith(".dist-info") or entry.endswith(".egg-info")):
             continue
@@ -440,17 +452,20 @@ def inspect_venv(venv, expected_major=2):
             continue
         raw, version = _identity(entry, path)
         name = canonicalize_name(raw)
-        expected = name == EXPECTED_NAME and _major(version) == expected_major and kind is not None
+        expected = name == EXPECTED_NAME and _major(version) == result.expected_major and kind is not None
         result.owners.append(Owner(name, raw, version, path, file_list, kind, expected))
         result.distributions.append(result.owners[-1])
     result.good = [o for o in result.owners if o.expected]
     result.offenders = [o for o in result.owners if not o.expected]
 
+
+def _find_leftovers(result):
+    """The paths under flash_attn/ no owner lists into ``result.leftovers`` (and ``exists``, ``derived``)."""
     owned = {}
     for owner in result.owners:
         for rel in owner.package_paths:
             owned.setdefault(rel, []).append(owner)
-    files, dirs = _walk_package(site)
+    files, dirs = _walk_package(result.site)
     result.exists = bool(files or dirs)
     unowned, keep_dirs = [], set()
     for rel in files:
@@ -477,19 +492,18 @@ def inspect_venv(venv, expected_major=2):
     result.leftovers = sorted([d + "/" for d in leftover_dirs]
                               + [f for f in unowned if not any(f.startswith(d + "/") for d in leftover_dirs)])
 
+
+def _find_damaged(result):
+    """The good owners' files under flash_attn/ that are missing or differ from their RECORD."""
     for owner in result.good:
         for _raw, rel, digest in owner.entries:
             if not _in_package(rel) or rel.endswith(".pyc"):
                 continue
-            path = os.path.join(site, rel)
+            path = os.path.join(result.site, rel)
             if not os.path.isfile(path):
                 result.damaged.append({"path": rel, "problem": "missing", "owner": owner.label()})
             elif _hash_matches(path, digest) is False:
                 result.damaged.append({"path": rel, "problem": "content differs from RECORD", "owner": owner.label()})
-    result.other_locations = _pth_locations(site)
-    result.state, result.problems = _classify(result.good, result.offenders, result.leftovers, result.exists, site,
-                                              expected_major)
-    return result
 
 
 def describe(inspection):

@@ -34,15 +34,15 @@ import re
 import stat
 import sys
 
+from ansible_collections.inference.gpu_host.plugins.module_utils._common.inputs import path_option_error
+from ansible_collections.inference.gpu_host.plugins.module_utils._common.text import describe_char, first_control
+
 MAX_LOCK_SIZE = 16 * 1024 * 1024        # a vLLM lock with hashes is about 1 MB
 MAX_METADATA_HEADER_SIZE = 1024 * 1024  # Name and Version are among the first lines
 MAX_DIRECT_URL_SIZE = 64 * 1024         # {"url": ..., "dir_info"/"vcs_info"/"archive_info": {...}}
 MAX_PYVENV_CFG_SIZE = 64 * 1024
 MAX_VERSION_LENGTH = 128                # longer is no version any tool writes
 MAX_MARKER_DEPTH = 32                   # nested parentheses in one environment marker
-# C0 controls except tab, DEL, C1 controls and the Unicode line/paragraph separators:
-# none belongs in a requirement line, and some would split it where str.splitlines() does.
-_CONTROL_IN_LINE = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f\u2028\u2029]")
 
 
 class VenvLockError(ValueError):
@@ -314,11 +314,12 @@ def _lines(text, source):
     for number, line in enumerate(text.split("\n"), 1):
         if line.endswith("\r"):
             line = line[:-1]
-        bad = _CONTROL_IN_LINE.search(line)
+        # A tab separates words in a requirement line; no other control character belongs there.
+        bad = first_control(line, allow=u"\t")
         if bad:
             raise VenvLockError(
-                "%s line %d: control character U+%04X at column %d; a lock file holds printable text only "
-                "(is it a lock file?)" % (source, number, ord(bad.group()), bad.start() + 1))
+                "%s line %d: control character %s at column %d; a lock file holds printable text only "
+                "(is it a lock file?)" % (source, number, describe_char(bad), line.index(bad) + 1))
         yield number, line
 
 
@@ -549,7 +550,7 @@ def _read_direct_url(path):
     url = data.get("url")
     if not isinstance(url, str) or not url:
         return None, "%s: ignored, \"url\" is not a non-empty string but %r" % (path, url)
-    if _CONTROL_IN_LINE.search(url):
+    if first_control(url, allow=u"\t"):
         return None, "%s: ignored, \"url\" holds control characters" % path
     return url, None
 
@@ -699,3 +700,31 @@ def compare(venv, lock, include_extra=True, exact=False, keep=()):
         "installed_count": sum(len(v) for v in installed.values()),
         "warnings": warnings,
     }
+
+
+def lock_step(params):
+    """The python_venv_lock module's work, from its parameters: {"failed", "result", "warnings"}.
+
+    Read-only. Relative paths are refused: they would be read in the module's temporary working directory.
+    """
+    venv, lock = params.get("venv"), params.get("lock")
+    try:
+        error = path_option_error(params, ("venv", "lock"))
+        if error:
+            raise VenvLockError(error)
+        outcome = compare(venv, lock, exact=params.get("exact", False), keep=params.get("keep") or ())
+    except VenvLockError as exc:
+        return {"failed": True, "result": {"msg": str(exc)}, "warnings": []}
+    differences = [dict(name=m["name"], locked=m["locked"], installed=None) for m in outcome["missing"]]
+    differences += [dict(d) for d in outcome["differing"]]
+    differences += [dict(name=u["name"], locked=None, installed=u["installed"]) for u in outcome["unexpected"]]
+    differences.sort(key=lambda d: d["name"])
+    if outcome["in_sync"]:
+        msg = "venv %s matches %s (%d package(s))" % (venv, lock, outcome["locked_count"])
+    else:
+        msg = "venv %s differs from %s in %d package(s)" % (venv, lock, len(differences))
+    result = dict(changed=False, in_sync=outcome["in_sync"], differences=differences,
+                  missing=[m["name"] for m in outcome["missing"]], extra=outcome["extra"],
+                  unexpected=outcome["unexpected"], site_packages=outcome["site_packages"],
+                  locked_count=outcome["locked_count"], installed_count=outcome["installed_count"], msg=msg)
+    return {"failed": False, "result": result, "warnings": outcome["warnings"]}

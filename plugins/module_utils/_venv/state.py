@@ -21,11 +21,10 @@ from ansible_collections.inference.gpu_host.plugins.module_utils._common.files i
 from ansible_collections.inference.gpu_host.plugins.module_utils._venv.flash_attn_guard import (
     FlashAttnGuardError, inspect_venv)
 from ansible_collections.inference.gpu_host.plugins.module_utils._venv.generations import (
-    COMPLETE_FILE, FAILED_FILE, STATE_SUBDIR, adopted_name, check_venv, generation_name, generations_dir,
+    COMPLETE_FILE, FAILED_FILE, STATE_SUBDIR, GenerationError, adopted_name, check_venv, generation_name, generations_dir,
     in_use_generations, plan, requirement_lines, scan)
 from ansible_collections.inference.gpu_host.plugins.module_utils._venv.lock import VenvLockError, compare
-from ansible_collections.inference.gpu_host.plugins.module_utils._vllm.versions import (
-    VllmVersionError, behaviour, entry_point, installed_vllm, known_problems)
+from ansible_collections.inference.gpu_host.plugins.module_utils._vllm.versions import describe_installed
 
 # How the role makes its directories (venv.yml says the same).
 ROLE_DIR = {"owner": "root", "group": "root", "mode": "0755"}
@@ -122,17 +121,6 @@ def read_generations(venv_dir, requirements, python_version, keep, free_gib, ret
                 ignored=entries["ignored"])
 
 
-def _vllm(venv):
-    """The installed vLLM as vllm_version_info describes it, or {"installed": False, "reason"}."""
-    try:
-        found = installed_vllm(venv)
-        version, dist = found["version"], found["distribution"]
-        return {"installed": True, "version": version, "distribution": dist, "behaviour": behaviour(version),
-                "known_problems": known_problems(version, dist), "entry_point": entry_point(version, dist, venv)}
-    except (VllmVersionError, ValueError) as exc:
-        return {"installed": False, "reason": str(exc)}
-
-
 def read_state(venv_dir, requirements, lock, python, python_version, keep, free_gib, retry_failed,
                keep_packages=(), flash_attn=False, record=None, state_subdir=STATE_SUBDIR, uv=None, uv_version="",
                uv_cache_dir=None, expected=None):
@@ -181,8 +169,66 @@ def read_state(venv_dir, requirements, lock, python, python_version, keep, free_
                                  "damaged": len(seen.get("damaged") or [])}
         except FlashAttnGuardError as exc:
             out["flash_attn"] = {"state": "unreadable", "error": str(exc)}
-    out["vllm"] = _vllm(wanted_dir)
+    out["vllm"] = describe_installed(wanted_dir)
     return out
+
+
+PYTHON_VERSION = "import platform; print(platform.python_version())"
+
+
+def _host_state_problem(params):
+    """The message for the first bad path option of python_env_host_state, or None."""
+    for option in ("venv_dir", "record"):
+        if not os.path.isabs(params[option]):
+            return "%s must be an absolute path, got %r" % (option, params[option])
+    if os.path.isabs(params["state_subdir"]) or ".." in params["state_subdir"].split("/"):
+        return "state_subdir must be a path inside the generation, got %r" % (params["state_subdir"],)
+    for option in ("uv", "uv_cache_dir"):
+        if params[option] and not os.path.isabs(params[option]):
+            return "%s must be an absolute path or empty, got %r" % (option, params[option])
+    return None
+
+
+def _versions(params, run_command):
+    """(the Python's version, uv's version or ""), from running them; PythonEnvStateError when Python does not run."""
+    try:
+        rc, out, err = run_command([params["python"], "-c", PYTHON_VERSION], handle_exceptions=False)
+    except OSError as exc:
+        rc, out, err = None, "", str(exc)
+    if rc != 0 or not out.strip():
+        raise PythonEnvStateError("python_env_python=%s does not run (rc %s): %s"
+                                  % (params["python"], rc, (err or out)[-500:]))
+    uv_version = ""
+    if params["uv"] and os.path.exists(params["uv"]):
+        rc, out_uv, _err = run_command([params["uv"], "--version"])
+        words = out_uv.split()
+        uv_version = words[1] if rc == 0 and len(words) > 1 else ""
+    return out.strip(), uv_version
+
+
+def host_state_step(params, run_command):
+    """The python_env_host_state module's work, from its parameters: {"failed", "result", "warnings"}.
+
+    run_command: AnsibleModule.run_command's shape (runs the Python and uv for their versions). Read-only.
+    """
+    p = params
+    try:
+        problem = _host_state_problem(p)
+        if problem:
+            raise PythonEnvStateError(problem)
+        python_version, uv_version = _versions(p, run_command)
+        state = read_state(p["venv_dir"].rstrip("/"), p["requirements"], p["lock"], p["python"], python_version,
+                           p["keep"], p["free_gib"], p["retry_failed"], keep_packages=p["keep_packages"],
+                           flash_attn=p["flash_attn"], record=p["record"], uv=p["uv"], uv_version=uv_version,
+                           uv_cache_dir=p["uv_cache_dir"] or None, state_subdir=p["state_subdir"],
+                           expected=p["expected"])
+    except (PythonEnvStateError, GenerationError) as exc:
+        return {"failed": True, "result": {"msg": str(exc)}, "warnings": []}
+    except OSError as exc:
+        return {"failed": True, "result": {"msg": "reading %s and its generations: %s" % (p["venv_dir"], exc)},
+                "warnings": []}
+    warning = state.pop("record_warning", None)
+    return {"failed": False, "result": dict(state, changed=False), "warnings": [warning] if warning else []}
 
 
 # ---------------------------------------------------------------- controller side

@@ -16,6 +16,8 @@ __metaclass__ = type
 # Logs come in any size and encoding: the reader streams them line by line (memory bounded), decodes
 # bytes with replacement (one bad byte must not hide the cause, nor make the result invalid UTF-8,
 # which Ansible's controller refuses) and caps every line and string it returns (see "caps" below).
+# Its neighbours: _vllm/captured_layers.py reads the captured-layers line with the same line reader;
+# _common/systemd.py runs systemctl and journalctl (journal_root_cause() joins the two).
 
 import collections
 import errno
@@ -23,8 +25,10 @@ import io
 import os
 import re
 import stat
-import subprocess
-import tempfile
+
+from ansible_collections.inference.gpu_host.plugins.module_utils._common.result_text import safe_text
+from ansible_collections.inference.gpu_host.plugins.module_utils._common.systemd import (
+    MAX_JOURNAL_LINES, SystemdError, UnitJournal, check_invocation_id, check_unit_name)
 
 __all__ = [
     "VllmLogError",
@@ -33,28 +37,14 @@ __all__ = [
     "parse_line",
     "find_root_cause",
     "failure_message",
-    "parse_unit_properties",
-    "unit_state",
-    "journal_command",
-    "read_unit_journal",
-    "UNIT_PROPERTIES",
-    "CommandOutput",
+    "journal_root_cause",
+    "failure_cause",
     "MAX_LINE_CHARS",
     "MAX_MESSAGE_CHARS",
     "MAX_RELEVANT_LINES",
     "MAX_TEXT_CHARS",
-    "MAX_JOURNAL_LINES",
-    "check_invocation_id",
-    "check_unit_name",
     "iter_log_lines",
     "open_log_file",
-    "safe_text",
-    "CAPTURED_LAYERS_FORMATS",
-    "parse_captured_layers",
-    "find_captured_layers",
-    "HeadLines",
-    "SYSTEMD_ENV",
-    "UnitJournal",
 ]
 
 
@@ -182,8 +172,16 @@ KNOWN_CAUSES = (
                    r"Selected backend \S+ is not valid for this configuration|mixed sliding/full attention require",
         "hint": "no attention backend accepts this model's attention configuration (head size, dtype, sliding "
                 "window, drafter layer types): check head_dim, dtype, the attention backend setting and, for DFlash "
-                "drafters with sliding layers, that VLLM_USE_V2_MODEL_RUNNER is not set to 0 (vLLM 0.26+ picks the "
-                "V2 runner for them itself; docs/vllm-versions.md)",
+                "drafters with sliding layers, that VLLM_USE_V2_MODEL_RUNNER is unset or 1 (vLLM 0.26+ picks the "
+                "V2 runner for them itself, 0.34+ has no other; docs/vllm-versions.md)",
+    },
+    {
+        # vllm/platforms/interface.py validate_environ, vLLM 0.34.0 (the V1 model runner is removed).
+        "id": "v1_runner_removed",
+        "pattern": r"VLLM_USE_V2_MODEL_RUNNER=\S* is no longer supported",
+        "hint": "this vLLM (0.34+) has only the V2 model runner and refuses VLLM_USE_V2_MODEL_RUNNER other than 1: "
+                "remove it from vllm_service_environment (the role refuses it there for such a vLLM; "
+                "docs/vllm-versions.md)",
     },
     {
         "id": "port_in_use",
@@ -308,27 +306,6 @@ _MAX_CONTINUATION = 50              # indented lines kept after an exception lin
 _MAX_GROUP_CHARS = 200              # log text quoted in a hint
 _CUT_MARK = " [... cut: the line has %d %s]"
 _CUT_RE = re.compile(r" \[\.\.\. cut: the line has \d+ (?:bytes|characters)\]$")
-_CLIP_MARK = " [... cut: %d characters in all]"
-_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def safe_text(text, limit=None):
-    """``text`` as valid UTF-8 (lone surrogates replaced by U+FFFD), at most ``limit`` characters plus a marker.
-
-    Lone surrogates come from surrogateescape decoding or from JSON's ``\\udcxx`` escapes; Ansible's
-    controller refuses a module result that holds one, and the root cause is lost with it.
-    """
-    if text is None:
-        return None
-    if not isinstance(text, str):
-        text = str(text)
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        text = _SURROGATE.sub("\ufffd", text)
-    if limit is not None and len(text) > limit:
-        text = text[:limit] + _CLIP_MARK % len(text)
-    return text
 
 
 def parse_line(line):
@@ -528,13 +505,14 @@ def _log_lines(log, who="vllm_log.find_root_cause"):
         yield from _pieces(chunk, total)
 
 
-def iter_log_lines(log):
+def iter_log_lines(log, who="vllm_log.find_root_cause"):
     """The lines of ``log`` as the reader sees them: valid UTF-8, each at most MAX_LINE_CHARS plus a cut marker.
 
     ``log``: a str, bytes (decoded as UTF-8, a bad byte becomes U+FFFD), a file object (read line by
-    line, never whole) or a list of str/bytes lines.
+    line, never whole) or a list of str/bytes lines. ``who`` names the caller in the error for a log of
+    the wrong type (VllmLogError).
     """
-    for line, _cut in _log_lines(log):
+    for line, _cut in _log_lines(log, who):
         yield line
 
 
@@ -851,94 +829,6 @@ def _result(scan, found, relevant, cause=None, exception_type=None, hint=None, h
     }
 
 
-# ---- captured layers: which target layers vLLM feeds the drafter -----------------------------------
-# Both lines come from the message format strings in the release wheels (vLLM 0.19.0 - 0.33.0):
-#   V1 runner, vllm/v1/worker/gpu_model_runner.py:
-#       logger.info("Using auxiliary layers from speculative config: %s", aux_layers)
-#   V2 runner, vllm/v1/worker/gpu/spec_decode/eagle/eagle3_utils.py (DFlash uses it from 0.24.0):
-#       logger.info("Using Eagle3 auxiliary layers from config: %s", aux_layers)
-#       logger.info("Using Eagle3 auxiliary layers from model: %s", aux_layers)
-# aux_layers is a tuple: "(2, 6)", "(2,)" for one id. "from model" means the drafter's config gave no ids
-# and V2 took the target's defaults. Which runner a vLLM uses: vllm_versions.captured_layers_line().
-CAPTURED_LAYERS_FORMATS = {
-    "v1": ("Using auxiliary layers from speculative config: %s",),
-    "v2": ("Using Eagle3 auxiliary layers from config: %s", "Using Eagle3 auxiliary layers from model: %s"),
-}
-_CAPTURED_RE = re.compile(
-    r"Using (?:(?P<v2>Eagle3 )auxiliary layers from (?P<v2_source>config|model)"
-    r"|auxiliary layers from (?P<v1_source>speculative config)): "
-    r"(?P<layers>\([^()\[\]]*\)|\[[^()\[\]]*\])")
-_LAYER_ID = re.compile(r"^\d{1,6}$")
-
-
-def _layer_list(text):
-    """'(2, 6)' / '(2,)' / '()' / '[2, 6]' -> [2, 6] / [2] / [] / [2, 6]; None when an item is not a layer number."""
-    items = [item.strip() for item in text[1:-1].split(",")]
-    if items and items[-1] == "":
-        items.pop()  # the trailing comma of a one-element tuple, or "()"
-    if not all(_LAYER_ID.match(item) for item in items):
-        return None
-    return [int(item) for item in items]
-
-
-def parse_captured_layers(line):
-    """The captured layers reported by one log line, or None when it is not such a line.
-
-    ``line``: a log/journal line with or without journald's, vLLM's process and logger prefixes.
-    Returns {"layers": [2, 6], "runner": "v1" | "v2", "source": "speculative config" | "config" | "model",
-    "process", "pid"} (process/pid of the ``(Name pid=N)`` prefix, None without one).
-    """
-    if not isinstance(line, str):
-        raise VllmLogError("vllm_log.parse_captured_layers: expected a str log line, got %s" % type(line).__name__)
-    proc, pid, _level, text = parse_line(line)
-    match = _CAPTURED_RE.search(text)
-    if not match:
-        return None
-    layers = _layer_list(match.group("layers"))
-    if layers is None:
-        return None
-    runner = "v2" if match.group("v2") else "v1"
-    source = match.group("v2_source") or match.group("v1_source")
-    return {"layers": layers, "runner": runner, "source": source, "process": proc, "pid": pid}
-
-
-def find_captured_layers(log):
-    """The layers vLLM captures for its drafter, from the last line in ``log`` that reports them.
-
-    ``log``: as for find_root_cause() (str, bytes, a binary file, a list of lines), read once, memory
-    bounded. The last report wins: a journal of several starts describes the newest. Returns a dict:
-
-    - ``found``: whether such a line was seen;
-    - ``layers``: e.g. [2, 6] (the capture points "after k layers"; DFlash ids [1, 5] on vLLM >= 0.22.0),
-      None when not found;
-    - ``runner``: "v1" or "v2", the model runner whose line it was (CAPTURED_LAYERS_FORMATS), or None;
-    - ``source``: "speculative config" (V1), "config" (V2) or "model" (V2: the drafter's config gave no
-      ids, the target's defaults were used), or None;
-    - ``line``: that line as read (valid UTF-8, at most MAX_LINE_CHARS plus a cut marker), ``process``/``pid``;
-    - ``matches``: how many such lines were seen (tensor-parallel workers each print one);
-    - ``consistent``: whether they all reported the same runner and layers (False after a restart with
-      another drafter config, or a V1/V2 switch);
-    - ``lines_read``.
-    """
-    last, first_key, consistent, matches, count = None, None, True, 0, 0
-    for raw, _cut in _log_lines(log, "vllm_log.find_captured_layers"):
-        count += 1
-        found = parse_captured_layers(raw)
-        if found is None:
-            continue
-        matches += 1
-        key = (found["runner"], tuple(found["layers"]))
-        if first_key is None:
-            first_key = key
-        elif key != first_key:
-            consistent = False
-        last = dict(found, line=raw.rstrip("\r\n"))
-    if last is None:
-        return {"found": False, "layers": None, "runner": None, "source": None, "line": None, "process": None,
-                "pid": None, "matches": 0, "consistent": True, "lines_read": count}
-    return dict(last, found=True, matches=matches, consistent=consistent, lines_read=count)
-
-
 def failure_message(unit, result):
     """One line for fail_json: ``<unit> failed: <cause> — hint: <hint>`` (or that no cause was found).
 
@@ -996,257 +886,84 @@ def _check_log_stat(st, option, shown):
                            % (option, shown))
 
 
-class CommandOutput(object):
-    """A command's stdout as a binary file object, read while it runs (never whole in memory).
+def journal_root_cause(journal, invocation_id=None, since=None, lines=5000, max_lines=40):
+    """(find_root_cause() of one invocation's journal, info): ``journal`` a _common/systemd.py UnitJournal,
+    the other arguments as its open() and find_root_cause() take them."""
+    log, info = journal.open(invocation_id, since, lines)
+    with log:
+        return find_root_cause(log, max_lines), info
 
-    At the end of the output its exit status is checked: not 0 raises VllmLogError saying ``what``
-    failed, with the start of its stderr. ``what``: e.g. "reading the journal of vllm@tiny.service".
-    """
 
-    def __init__(self, argv, what, environ_update=None):
-        env = dict(os.environ)
-        env.update(environ_update or {})
-        self.argv = list(argv)
-        self.what = what
-        self._err = tempfile.TemporaryFile()  # a file, not a pipe: a chatty stderr cannot block the command
+# ---- the vllm_failure_cause module's work ---------------------------------------------------------
+
+def _failure_cause_errors(p):
+    """Every problem with vllm_failure_cause's options, each naming the option and what is expected ([] when none)."""
+    errors = []
+    for name, value, check in (("unit", p["unit"], check_unit_name),
+                               ("invocation_id", p["invocation_id"], check_invocation_id)):
+        if value is None:
+            continue
         try:
-            self._proc = subprocess.Popen(self.argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                          stderr=self._err, env=env, close_fds=True)
-        except OSError as e:
-            self._err.close()
-            raise VllmLogError("%s failed: cannot run %s: %s" % (what, self.argv[0], e))
-        self._done = False
-
-    def readline(self, limit=-1):
-        data = self._proc.stdout.readline(limit)
-        if not data:
-            self.close(check=True)
-        return data
-
-    def close(self, check=False):
-        if self._done:
-            return
-        self._done = True
-        self._proc.stdout.close()
-        rc = self._proc.wait()
-        self._err.seek(0)
-        err = self._err.read(MAX_TEXT_CHARS).decode("utf-8", "replace").strip()
-        self._err.close()
-        if check and rc != 0:
-            raise VllmLogError("%s failed (%s, rc=%s): %s" % (self.what, " ".join(self.argv), rc, err))
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
+            check(value, name)
+        except SystemdError as e:
+            errors.append(str(e))
+    if p["since"] is not None and not p["since"].strip():
+        errors.append("since must be a journalctl time such as '2026-12-02 18:00:00' or '-1h', got an empty string")
+    if not 1 <= p["journal_lines"] <= MAX_JOURNAL_LINES:
+        errors.append("journal_lines must be from 1 to %d, got %d" % (MAX_JOURNAL_LINES, p["journal_lines"]))
+    if not 3 <= p["max_lines"] <= MAX_RELEVANT_LINES:
+        errors.append("max_lines must be from 3 to %d, got %d" % (MAX_RELEVANT_LINES, p["max_lines"]))
+    return errors
 
 
-# ---- systemd: which invocation to read ------------------------------------------------------------
-# Callers pass `run(argv) -> (rc, stdout, stderr)` (AnsibleModule.run_command, subprocess ...), so
-# this file stays free of Ansible objects; the journal itself is streamed (`stream`, e.g. CommandOutput).
-
-UNIT_PROPERTIES = ("ActiveState", "SubState", "Result", "InvocationID", "NRestarts", "MainPID",
-                   "ExecMainStartTimestamp", "ExecMainStatus", "LoadState")
-# systemd's unit name characters ("\" for its \x2d escapes); never a leading "-", which systemctl and
-# journalctl would read as an option.
-_UNIT_NAME = re.compile(r"^[A-Za-z0-9:_.@\\][A-Za-z0-9:_.@\\-]{0,255}$")
-_INVOCATION_ID = re.compile(r"^[0-9a-fA-F]{32}$")
-MAX_JOURNAL_LINES = 1000000
+def _journal_unavailable(journal):
+    """Why the unit's journal could not hold the cause (journald stopped: journalctl then answers "no entries"
+    with exit status 0, which is no evidence), or None; as vllm_wait_ready says it."""
+    try:
+        return journal.unavailable()
+    except (SystemdError, IOError, OSError) as e:
+        return safe_text(str(e), 1000)
 
 
-def check_unit_name(unit, option="unit"):
-    """Raise VllmLogError naming ``option`` unless ``unit`` looks like a systemd unit name."""
-    if not isinstance(unit, str) or not _UNIT_NAME.match(unit):
-        raise VllmLogError("%s must be a systemd unit name such as vllm@tiny.service (letters, digits and :_.@-\\, "
-                           "not starting with '-', at most 256 characters), got %r" % (option, safe_text(unit, 300)))
+def _read_cause(module, p, result):
+    """(root cause, source description, label for the message), reading the journal, the file or the text."""
+    if p["unit"]:
+        journal = UnitJournal(module, p["unit"])
+        cause, info = journal_root_cause(journal, p["invocation_id"], p["since"], p["journal_lines"], p["max_lines"])
+        result["invocation_id"] = info["invocation_id"]
+        if not cause.get("found"):
+            unavailable = _journal_unavailable(journal)
+            if unavailable:
+                result["journal_unavailable"] = unavailable
+        return cause, info["description"], p["unit"]
+    if p["path"]:
+        with open_log_file(p["path"], "path") as log:
+            cause = find_root_cause(log, max_lines=p["max_lines"])
+        return cause, p["path"], os.path.basename(p["path"])
+    return find_root_cause(p["text"], max_lines=p["max_lines"]), "text", "vLLM"
 
 
-def check_invocation_id(invocation_id, option="invocation_id"):
-    if not isinstance(invocation_id, str) or not _INVOCATION_ID.match(invocation_id):
-        raise VllmLogError("%s must be a systemd invocation id (32 hex digits, as `systemctl show -p InvocationID "
-                           "--value UNIT` prints it), got %r" % (option, safe_text(invocation_id, 300)))
+def failure_cause(module):
+    """The vllm_failure_cause module: its result, or VllmLogError with the message to fail with.
 
-
-def parse_unit_properties(text):
-    """``systemctl show -p A -p B UNIT`` output (``A=value`` lines) -> dict."""
-    if isinstance(text, (bytes, bytearray)):
-        text = bytes(text).decode("utf-8", "replace")
-    props = {}
-    for line in (text or "").splitlines():
-        if "=" in line:
-            k, v = line.split("=", 1)
-            props[safe_text(k.strip(), 200)] = safe_text(v.strip(), MAX_TEXT_CHARS)
-    return props
-
-
-def unit_state(run, unit, systemctl="systemctl"):
-    """The unit's state properties (UNIT_PROPERTIES) as a dict of strings."""
-    check_unit_name(unit)
-    argv = [systemctl, "show", unit, "--no-pager"] + ["-p%s" % p for p in UNIT_PROPERTIES]
-    rc, out, err = run(argv)
-    if rc != 0:
-        raise VllmLogError("systemctl show %s failed (rc=%s): %s" % (unit, rc, _output_text(err or out)))
-    props = parse_unit_properties(out)
-    if props.get("LoadState") == "not-found":
-        raise VllmLogError("systemd unit %s not found (LoadState=not-found): check the unit name" % unit)
-    return props
-
-
-def _output_text(out):
-    if isinstance(out, (bytes, bytearray)):
-        out = bytes(out).decode("utf-8", "replace")
-    return safe_text((out or "").strip(), MAX_TEXT_CHARS)
-
-
-def journal_command(unit, invocation_id=None, since=None, lines=5000, journalctl="journalctl", newest=True):
-    """argv reading ONE invocation of ``unit`` (its processes' lines and systemd's lines about it).
-
-    With ``invocation_id`` the journal is filtered on it (``_SYSTEMD_INVOCATION_ID`` is set on
-    the service's own output, ``INVOCATION_ID`` on systemd's messages about the unit, e.g.
-    ``Main process exited, code=killed``); else ``-u unit`` from ``since`` (a journalctl time).
-    ``newest``: the last ``lines`` lines (``-n``); False: from the start (the reader stops after
-    ``lines`` lines: journalctl has no option for the first N).
+    ``module``: an AnsibleModule with vllm_failure_cause's options (exactly one of unit, path, text);
+    read-only, so check mode reads too.
     """
-    if not unit:
-        raise VllmLogError("journal_command: a unit name is required")
-    check_unit_name(unit)
-    if isinstance(lines, bool) or not isinstance(lines, int) or not 1 <= lines <= MAX_JOURNAL_LINES:
-        raise VllmLogError("journal_lines must be an integer from 1 to %d, got %r" % (MAX_JOURNAL_LINES, lines))
-    argv = [journalctl, "--no-pager", "-q", "-o", "cat"] + (["-n", str(lines)] if newest else [])
-    if invocation_id:
-        if not _INVOCATION_ID.match(invocation_id):
-            raise VllmLogError("invocation id %r of unit %s is not 32 hex digits"
-                               % (safe_text(invocation_id, 300), unit))
-        argv += ["_SYSTEMD_INVOCATION_ID=%s" % invocation_id, "+", "INVOCATION_ID=%s" % invocation_id]
-    else:
-        argv += ["-u", unit]
-        if since:
-            argv += ["--since", since]
-    return argv
-
-
-def read_unit_journal(run, unit, invocation_id=None, since=None, lines=5000,
-                      systemctl="systemctl", journalctl="journalctl", stream=None, newest=True):
-    """Journal lines of the unit's current/last invocation.
-
-    ``invocation_id`` None: ask systemd for the unit's InvocationID; when it has none (never
-    started, or an old systemd), fall back to ``-u unit --since <since or ExecMainStartTimestamp>``.
-    Returns ``(log, info)``; info: ``description`` (what was read), ``invocation_id``, ``since``.
-    ``log`` is for find_root_cause(): with ``stream`` (``stream(argv, what)`` -> a binary file object such
-    as CommandOutput) journalctl's output, read while it runs; else the list of lines ``run`` returned.
-    """
-    check_unit_name(unit)
-    if not invocation_id:
-        rc, out, err = run([systemctl, "show", "-p", "InvocationID", "--value", unit])
-        if rc == 0:
-            invocation_id = _output_text(out) or None
-    if not invocation_id and not since:
-        rc, out, err = run([systemctl, "show", "-p", "ExecMainStartTimestamp", "--value", unit])
-        ts = _output_text(out) if rc == 0 else ""
-        if ts and ts.lower() != "n/a":
-            since = ts
-    argv = journal_command(unit, invocation_id, since, lines, journalctl, newest)
-    if invocation_id:
-        desc = "journal of %s, invocation %s" % (unit, invocation_id)
-    elif since:
-        desc = "journal of %s since %s" % (unit, since)
-    else:
-        desc = "journal of %s (last %d lines)" % (unit, int(lines))
-    info = {"description": desc, "invocation_id": invocation_id, "since": since}
-    what = "reading the journal of %s" % unit
-    if stream is not None:
-        log = stream(argv, what)
-        return (log if newest else HeadLines(log, lines)), info
-    rc, out, err = run(argv)
-    if rc != 0:
-        raise VllmLogError("%s failed (%s, rc=%s): %s" % (what, " ".join(argv), rc, _output_text(err or out)))
-    found = list(iter_log_lines(out or ""))
-    return (found if newest else found[:lines]), info
-
-
-class HeadLines(object):
-    """The first ``lines`` lines of a binary file object (a CommandOutput), then end of file; closing it
-    closes that object (for a command: its stdout, so it ends on its next write)."""
-
-    def __init__(self, fileobj, lines):
-        self._f = fileobj
-        self._left = lines
-
-    def readline(self, limit=-1):
-        if self._left <= 0:
-            return b""
-        data = self._f.readline(limit)
-        if data.endswith(b"\n") or not data:
-            self._left -= 1
-        return data
-
-    def close(self):
-        self._f.close()
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-
-# The environment of systemctl and journalctl: messages in English, no colour codes in the output.
-SYSTEMD_ENV = {"LC_ALL": "C", "SYSTEMD_COLORS": "0"}
-JOURNALD_UNIT = "systemd-journald.service"
-
-
-def journal_unavailable(run, systemctl="systemctl", read_error=None):
-    """Why the journal cannot hold a unit's root cause now, or None when it can.
-
-    ``read_error``: the VllmLogError text of a journalctl that failed (that alone makes the journal
-    unavailable). Otherwise journald itself is asked: while it is stopped, nothing a unit prints is
-    kept, and journalctl answers "no entries" with exit status 0, which must not read as "the log
-    holds no cause". When systemctl cannot say, None: the log is then taken as it is.
-    """
-    if read_error:
-        return safe_text(read_error, MAX_TEXT_CHARS)
-    rc, out, _err = run([systemctl, "show", JOURNALD_UNIT, "--no-pager", "-pActiveState", "-pSubState"])
-    if rc != 0:
-        return None
-    props = parse_unit_properties(out)
-    active = props.get("ActiveState")
-    if active and active not in ("active", "reloading"):
-        return "%s is %s/%s, so nothing the unit printed was kept" % (JOURNALD_UNIT, active, props.get("SubState"))
-    return None
-
-
-class UnitJournal(object):
-    """One unit's state and journal, through a module: the one home of "run systemctl/journalctl for
-    vllm_wait_ready and vllm_failure_cause". ``module``: anything with AnsibleModule's ``run_command``
-    and ``get_bin_path`` (this file imports nothing of Ansible)."""
-
-    def __init__(self, module, unit):
-        check_unit_name(unit)
-        self.module = module
-        self.unit = unit
-        self.systemctl = module.get_bin_path("systemctl", required=True)
-
-    def run(self, argv):
-        # errors="replace": systemctl's output reaches the result, and must be valid UTF-8.
-        return self.module.run_command(argv, environ_update=SYSTEMD_ENV, errors="replace")
-
-    def state(self):
-        return unit_state(self.run, self.unit, self.systemctl)
-
-    def open(self, invocation_id=None, since=None, lines=5000, newest=True):
-        """(log, info) as read_unit_journal(), the journal streamed while journalctl runs."""
-        journalctl = self.module.get_bin_path("journalctl", required=True)
-        return read_unit_journal(self.run, self.unit, invocation_id, since, lines, systemctl=self.systemctl,
-                                 journalctl=journalctl, newest=newest,
-                                 stream=lambda argv, what: CommandOutput(argv, what, environ_update=SYSTEMD_ENV))
-
-    def unavailable(self, read_error=None):
-        """journal_unavailable() through this module: why the journal cannot give the root cause, or None."""
-        return journal_unavailable(self.run, self.systemctl, read_error)
-
-    def root_cause(self, invocation_id=None, since=None, lines=5000, max_lines=40):
-        """(find_root_cause() of that invocation's journal, info)."""
-        log, info = self.open(invocation_id, since, lines)
-        with log:
-            return find_root_cause(log, max_lines), info
+    p = module.params
+    errors = _failure_cause_errors(p)
+    if errors:
+        raise VllmLogError("vllm_failure_cause: " + "; ".join(errors))
+    result = dict(changed=False)
+    try:
+        cause, source, label = _read_cause(module, p, result)
+    except (VllmLogError, SystemdError) as e:
+        raise VllmLogError(safe_text(str(e)))
+    except (IOError, OSError) as e:
+        raise VllmLogError("cannot read the log (%s): %s" % (safe_text(p["path"] or p["unit"]), safe_text(str(e))))
+    result.update(cause)
+    result["source"] = safe_text(source)
+    result["message"] = failure_message(safe_text(label), cause)
+    if result.get("journal_unavailable"):
+        result["message"] = safe_text("%s: the journal is unavailable (%s), so no root cause could be read" % (
+            safe_text(label, 300), result["journal_unavailable"]), MAX_MESSAGE_CHARS)
+    return result

@@ -10,6 +10,7 @@ __metaclass__ = type
 #
 # Public API (stdlib only; every bad input a VllmServeError naming the variable):
 # * build_serve_argv(entry_point, model, served_model_name, host, port, ...) -> {"flags": [...], "argv": [...]}
+# * serve_argv(settings, entry_point): the same from one dict of settings (SERVE_SETTINGS)
 # * check_extra_args(extra_args) -> [str, ...]; extra_arg_problem(index, arg) -> message or None (the credential guard)
 # * probe_host(bind_host) -> the address to probe ("0.0.0.0" -> "127.0.0.1", "::" -> "::1", others as they are)
 # * local_drafter_dir(speculative_config) -> the DFlash drafter's directory on the host, or ""
@@ -26,7 +27,8 @@ import re
 from collections.abc import Mapping
 
 from ansible_collections.inference.gpu_host.plugins.module_utils._common.redaction import CREDENTIAL_FLAGS, credential_flag, flag_name
-from ansible_collections.inference.gpu_host.plugins.module_utils._vllm.unit import UNSAFE
+from ansible_collections.inference.gpu_host.plugins.module_utils._common.text import CONTROL
+from ansible_collections.inference.gpu_host.plugins.module_utils._vllm.unit import PORT_RANGE, port_number
 
 # Errors name the role's variables: the settings are vllm_service_<name>.
 VARIABLE_PREFIX = "vllm_service_"
@@ -34,10 +36,9 @@ VARIABLE_PREFIX = "vllm_service_"
 # What vllm_version_info's entry_point says about where the model goes.
 MODEL_ARGS = ("positional", "--model")
 
-# Control characters (vllm_unit.UNSAFE, the one definition): in a unit's ExecStart= a newline
+# Control characters (_common/text.py's CONTROL, the one definition): in a unit's ExecStart= a newline
 # would end the line and start a new directive; systemd_exec refuses them too, this names the
 # variable they came from.
-_UNSAFE = UNSAFE
 _UNSIGNED = re.compile(r"^[0-9]+$")
 _DECIMAL = re.compile(r"^[0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?$")
 
@@ -83,6 +84,13 @@ def _unsigned(name, value, low, high=None):
     if int(value) < low or (high is not None and int(value) > high):
         _fail(name, _range_text(low, high), value)
     return str(value)
+
+
+def _port(port, spelled=True):
+    """--port's value (unit.port_number's range), in its own spelling; ``spelled`` False: an int only."""
+    if port_number(port) is None or not (spelled or isinstance(port, int)):
+        _fail("port", "an integer %d-%d" % PORT_RANGE, port)
+    return str(port)
 
 
 def _range_text(low, high):
@@ -160,7 +168,7 @@ def _entry_argv(entry_point):
 
 def _checked_line(name, arg):
     """``arg`` unless it holds a control character (which could end the unit's ExecStart= line)."""
-    bad = _UNSAFE.search(arg)
+    bad = CONTROL.search(arg)
     if bad:
         raise VllmServeError(
             "%s: %s has a control character (U+%04X) at index %d; a command-line argument must be one line "
@@ -232,7 +240,8 @@ def build_serve_argv(entry_point, model, served_model_name, host, port, tensor_p
     ``entry_point`` is vllm_version_info's {"argv": [...], "model_arg": "positional" | "--model"}.
     Returns {"flags": [...], "argv": [...]}: the flags alone (what vLLM's own parser is given after
     --model) and the whole command line. Every value is a str; numbers keep their own spelling
-    (0.9 -> "0.9", "0.90" -> "0.90"), the speculative config is JSON with sorted keys. The flags
+    (0.9 -> "0.9", "0.90" -> "0.90"), the speculative config is JSON with sorted keys. None for an
+    optional setting (max_model_len, gpu_memory_utilization, ...) passes no flag: vLLM's own default. The flags
     come in a fixed order, the extra arguments last. ``shutdown_timeout`` (seconds, or None for
     none) is --shutdown-timeout, set only where this vLLM has it (vllm_unit.drain_settings).
     No extra argument may carry a credential or a flag the role sets from its own variable.
@@ -250,10 +259,11 @@ def build_serve_argv(entry_point, model, served_model_name, host, port, tensor_p
 
     option("served_model_name", "--served-model-name", _text("served_model_name", served_model_name))
     option("host", "--host", _text("host", host))
-    option("port", "--port", _unsigned("port", port, 1, 65535))
+    option("port", "--port", _port(port))
     option("tensor_parallel_size", "--tensor-parallel-size", _unsigned("tensor_parallel_size", tensor_parallel_size, 1))
-    option("gpu_memory_utilization", "--gpu-memory-utilization",
-           _fraction("gpu_memory_utilization", gpu_memory_utilization))
+    if gpu_memory_utilization is not None:  # null leaves vLLM's own default (versions table)
+        option("gpu_memory_utilization", "--gpu-memory-utilization",
+               _fraction("gpu_memory_utilization", gpu_memory_utilization))
     if max_model_len is not None:
         option("max_model_len", "--max-model-len", _unsigned("max_model_len", max_model_len, 1))
     if max_num_batched_tokens is not None:
@@ -285,13 +295,33 @@ def build_serve_argv(entry_point, model, served_model_name, host, port, tensor_p
     return {"flags": flags, "argv": entry_argv + model_part + flags}
 
 
+# The settings serve_argv takes: build_serve_argv's keywords, the role's variables without vllm_service_.
+SERVE_SETTINGS = ("model", "served_model_name", "host", "port", "tensor_parallel_size", "gpu_memory_utilization",
+                  "max_model_len", "max_num_batched_tokens", "enable_chunked_prefill", "reasoning_parser",
+                  "enable_auto_tool_choice", "tool_call_parser", "language_model_only", "trust_remote_code",
+                  "speculative_config", "extra_args", "shutdown_timeout")
+REQUIRED_SETTINGS = ("model", "served_model_name", "host", "port")
+
+
+def serve_argv(settings, entry_point):
+    """build_serve_argv of the role's settings as one dict keyed as SERVE_SETTINGS (the vllm_serve_argv filter)."""
+    if not isinstance(settings, Mapping):
+        raise VllmServeError("expected a dict of settings, got %s" % type(settings).__name__)
+    unknown = sorted(set(settings) - set(SERVE_SETTINGS))
+    missing = [key for key in REQUIRED_SETTINGS if key not in settings]
+    if unknown or missing:
+        raise VllmServeError("unknown settings %s, missing settings %s (expected keys: %s)"
+                             % (unknown or "none", missing or "none", ", ".join(SERVE_SETTINGS)))
+    return build_serve_argv(entry_point, **settings)
+
+
 def _bare_host(bind_host):
     if bind_host is None:
         return ""
     if not isinstance(bind_host, str):
         raise VllmServeError("host: expected an IP address or a host name, got %s (%s)"
                              % (_show(bind_host), type(bind_host).__name__))
-    if bind_host != bind_host.strip() or _UNSAFE.search(bind_host):
+    if bind_host != bind_host.strip() or CONTROL.search(bind_host):
         raise VllmServeError("host: expected an IP address or a host name without spaces or control characters, got %s"
                              % _show(bind_host))
     return bind_host[1:-1] if bind_host.startswith("[") and bind_host.endswith("]") else bind_host
@@ -335,12 +365,11 @@ def probe_host(bind_host):
 
 def probe_url(bind_host, port):
     """http://<probe_host>:<port>, an IPv6 address in brackets (http://[::1]:8000)."""
-    if isinstance(port, bool) or not isinstance(port, int) or not 0 < port < 65536:
-        raise VllmServeError("port: expected an integer 1-65535, got %s" % _show(port))
+    port = _port(port, spelled=False)
     host = probe_host(bind_host)
     if ":" in host:
         host = "[%s]" % host
-    return "http://%s:%d" % (host, port)
+    return "http://%s:%s" % (host, port)
 
 
 def settle_speculative_config(configured, drafter_config=None):
@@ -408,7 +437,7 @@ def rollback_plan(enabled, restarted, change_pending, previous_present):
 
 
 def _abs_path(name, value):
-    if not isinstance(value, str) or not value.startswith("/") or _UNSAFE.search(value):
+    if not isinstance(value, str) or not value.startswith("/") or CONTROL.search(value):
         raise VllmServeError("%s: expected an absolute path, got %s" % (name, _show(value)))
     return posixpath.normpath(value)
 
@@ -416,7 +445,7 @@ def _abs_path(name, value):
 def rollback_items(unit_env_changed, unit_path, env_path, generation=None, files=(), serving_dir=None):
     """What a rollback of this run puts back, in order, with one line each for the failure message.
 
-    One switch is one generation (docs/generations.md): the venv link (python_env_generation, when
+    One switch is one generation (docs/generations.md): the venv link (python_env_result.generation, when
     this run switched it and a previous generation is there), the files kept as ``<path>.prev``
     before this run wrote them (``files``: the drafter's config.json, the local facts that say which
     generation serves), and the unit and its environment file when this run changed them.
@@ -427,26 +456,26 @@ def rollback_items(unit_env_changed, unit_path, env_path, generation=None, files
     """
     generation = generation or {}
     if not isinstance(generation, Mapping):
-        raise VllmServeError("python_env_generation: expected a dict (the python_env role's fact), got %s"
+        raise VllmServeError("python_env_result.generation: expected a dict (the python_env role's result), got %s"
                              % _show(generation))
     if isinstance(files, (str, bytes)) or not isinstance(files, (list, tuple)):
         raise VllmServeError("the rollback files: expected a list of paths, got %s" % _show(files))
     changed = _boolean("unit_env_changed", unit_env_changed)
     link, names, restore = None, [], []
     previous = None
-    if _boolean("python_env_generation.switched", generation.get("switched", False)):
+    if _boolean("python_env_result.generation.switched", generation.get("switched", False)):
         previous = generation.get("previous_dir")
     elif changed and serving_dir and generation.get("dir") and generation.get("link"):
         serving = _abs_path("the serving generation", serving_dir).rstrip("/")
-        current = _abs_path("python_env_generation.dir", generation.get("dir")).rstrip("/")
+        current = _abs_path("python_env_result.generation.dir", generation.get("dir")).rstrip("/")
         # Only another generation beside this one (a record from before generations names the plain
         # venv, which python_env adopted under another name: nothing to point the link at).
         if serving != current and posixpath.dirname(serving) == posixpath.dirname(current):
             previous = serving
     if previous:
-        link = {"path": _abs_path("python_env_generation.link", generation.get("link")),
-                "target": _abs_path("python_env_generation.previous_dir", previous),
-                "from": _abs_path("python_env_generation.dir", generation.get("dir"))}
+        link = {"path": _abs_path("python_env_result.generation.link", generation.get("link")),
+                "target": _abs_path("python_env_result.generation.previous_dir", previous),
+                "from": _abs_path("python_env_result.generation.dir", generation.get("dir"))}
         names.append("venv link %s -> %s (was %s)" % (link["path"], link["target"], link["from"]))
     for index, path in enumerate(files):
         path = _abs_path("the rollback files[%d]" % index, path)

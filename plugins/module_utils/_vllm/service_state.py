@@ -3,7 +3,7 @@
 # Apache License 2.0 (see LICENSE)
 """The `vllm_service` role's state of a host, read in one module call, and what a run must change.
 
-The host side runs in module vllm_service_host_state: the venv link, the installed vLLM, the
+The host side runs in module vllm_service_host_state (read_host_state): the venv link, the installed vLLM, the
 target's and the drafter's config.json, the account and groups, the GPU device nodes, who
 listens on the port (and in which control group), the unit's systemd properties, the unit,
 environment file, record and environment directory (owner, group, mode, SHA-256), the target
@@ -25,7 +25,19 @@ import pwd
 import re
 import stat
 
-from ansible_collections.inference.gpu_host.plugins.module_utils._common.files import sha256_text
+from ansible_collections.inference.gpu_host.plugins.module_utils._common.files import (
+    path_state, read_json, read_record, read_text, sha256_text)
+from ansible_collections.inference.gpu_host.plugins.module_utils._common.redaction import API_KEY
+from ansible_collections.inference.gpu_host.plugins.module_utils._common.systemd import (
+    MAX_JOURNAL_LINES, SystemdError, UnitJournal, module_runner, show)
+from ansible_collections.inference.gpu_host.plugins.module_utils._drafter.dflash import LAYER_TYPES
+from ansible_collections.inference.gpu_host.plugins.module_utils._gpu.facts import read_gpu_facts
+from ansible_collections.inference.gpu_host.plugins.module_utils._vllm.log import VllmLogError
+from ansible_collections.inference.gpu_host.plugins.module_utils._vllm.probe import (
+    SMOKE_PROMPT, Http, captured_layers, check_host, served, smoke, spec_decode)
+from ansible_collections.inference.gpu_host.plugins.module_utils._vllm.serve import probe_url
+from ansible_collections.inference.gpu_host.plugins.module_utils._vllm.unit import PORT_RANGE, port_number
+from ansible_collections.inference.gpu_host.plugins.module_utils._vllm.versions import describe_installed
 
 _OCTAL_MODE = re.compile(r"^0?[0-7]{3,4}$")
 _PID = re.compile(r"pid=([0-9]+)")
@@ -73,8 +85,17 @@ def model_files(model_dir, patterns):
 
 
 def fingerprint(files):
-    """One string for a set of files (path, size, mtime): the file_fingerprint filter's, byte for byte."""
-    rows = ["%s\t%d\t%.6f" % (f["path"], int(f["size"]), float(f["mtime"])) for f in files]
+    """One string for a set of files from find/stat results (path, size, mtime); the file_fingerprint filter.
+
+    Multi-GB weights are never hashed on every run: a changed size or mtime is what a copy, a
+    re-download or an edit leaves behind. An entry without those fields is a VllmServiceStateError.
+    """
+    rows = []
+    for entry in files or []:
+        try:
+            rows.append("%s\t%d\t%.6f" % (entry["path"], int(entry["size"]), float(entry["mtime"])))
+        except (KeyError, TypeError, ValueError):
+            raise VllmServiceStateError("file_fingerprint: each entry needs path, size and mtime (got %r)" % (entry,))
     return "sha256:" + hashlib.sha256("\n".join(sorted(rows)).encode("utf-8")).hexdigest()
 
 
@@ -112,16 +133,6 @@ def device_nodes(dev_dir="/dev", pattern="nvidia*"):
     return out
 
 
-def parse_systemctl_show(text, properties=UNIT_PROPERTIES):
-    """{property: value} from ``systemctl show --property=A,B`` (each wanted property present, '' when absent)."""
-    out = dict((p, "") for p in properties)
-    for line in (text or "").splitlines():
-        key, sep, value = line.partition("=")
-        if sep and key in out:
-            out[key] = value.strip()
-    return out
-
-
 def listener_pid(ss_output):
     """The first pid=N of ``ss -Hltnp`` output, or None."""
     match = _PID.search(ss_output or "")
@@ -134,6 +145,180 @@ def rollback_copies(paths):
     for path in paths:
         if path not in out and os.path.lexists(path + ".prev"):
             out.append(path)
+    return out
+
+
+# The options of module vllm_service_host_state (its documentation says what each is).
+PROBE_OPTIONS = dict(
+    host=dict(type="str", default="127.0.0.1"),
+    served_model_name=dict(type="str", required=True),
+    api_key=dict(type="str", default="", no_log=True),
+    smoke=dict(type="bool", default=False),
+    drafter_dir=dict(type="str", default=""),
+    timeout=dict(type="int", default=5),
+)
+ARGUMENT_SPEC = dict(
+    venv=dict(type="path", required=True),
+    model=dict(type="path", required=True),
+    drafter=dict(type="path"),
+    model_patterns=dict(type="list", elements="str", default=["*.safetensors", "*.json"]),
+    user=dict(type="str", required=True),
+    unit=dict(type="str", required=True),
+    port=dict(type="int", required=True),
+    files=dict(type="dict", default={}),
+    rollback_paths=dict(type="list", elements="path", default=[]),
+    probe=dict(type="dict", options=PROBE_OPTIONS),
+)
+
+
+def _probe_option_problem(probe):
+    host_error = check_host(probe["host"])
+    if host_error:
+        return "probe.%s" % host_error
+    if probe["drafter_dir"] and not os.path.isabs(probe["drafter_dir"]):
+        return "probe.drafter_dir must be an absolute path, got %r" % (probe["drafter_dir"],)
+    if not API_KEY.match(probe["api_key"] or "x"):
+        return "probe.api_key must be the server's --api-key: printable ASCII without spaces"
+    if not 1 <= probe["timeout"] <= 300:
+        return "probe.timeout must be 1-300 seconds, got %r" % (probe["timeout"],)
+    return None
+
+
+def option_problem(p):
+    """Why the options of vllm_service_host_state cannot be read with (the message names the option), or None."""
+    for option in ("venv", "model", "drafter"):
+        if p[option] is not None and not os.path.isabs(p[option]):
+            return "%s must be an absolute path, got %r" % (option, p[option])
+    bad = [k for k, v in p["files"].items() if not isinstance(v, str) or not os.path.isabs(v)]
+    if bad:
+        return "files must map names to absolute paths, got %r" % (dict((k, p["files"][k]) for k in bad),)
+    bad = [v for v in p["rollback_paths"] if not os.path.isabs(v)]
+    if bad:
+        return "rollback_paths must be absolute, got %r" % (bad,)
+    if port_number(p["port"]) is None:
+        return "port must be %d-%d, got %r" % (PORT_RANGE + (p["port"],))
+    if not p["unit"].endswith(".service") or "/" in p["unit"]:
+        return "unit must be a unit name ending in .service, got %r" % (p["unit"],)
+    return None if p["probe"] is None else _probe_option_problem(p["probe"])
+
+
+def _configs(model, drafter):
+    """(target config.json, drafter config.json, error): None where absent or unreadable, error where not JSON."""
+    configs = []
+    for directory in (model, drafter):
+        data, error = (None, None) if not directory else read_json(os.path.join(directory, "config.json"))
+        if error:
+            return None, None, error
+        configs.append(data)
+    return configs[0], configs[1], None
+
+
+def _layer_types(drafter_config):
+    """The drafter's layer_types that the versions table knows (narrowing its known problems), or None."""
+    layer_types = (drafter_config if isinstance(drafter_config, dict) else {}).get("layer_types")
+    return [t for t in layer_types if t in LAYER_TYPES] if isinstance(layer_types, list) else None
+
+
+def _listener(module, port):
+    """``ss -Hltnp`` output for ``port`` and the listening process's control group ('' when none)."""
+    ss = module.get_bin_path("ss", required=True)
+    rc, listener, err = module.run_command([ss, "-Hltnp", "sport = :%d" % port])
+    if rc != 0:
+        module.fail_json(msg="ss -Hltnp 'sport = :%d' failed (rc %d): %s" % (port, rc, err.strip()))
+    pid = listener_pid(listener)
+    return dict(listener=listener, listener_cgroup=read_text("/proc/%d/cgroup" % pid, MAX_CGROUP_SIZE) if pid else "")
+
+
+def _unit_state(module, unit):
+    """The unit's UNIT_PROPERTIES ('' where systemd has none), in one `systemctl show`."""
+    systemctl = module.get_bin_path("systemctl", required=True)
+    try:
+        props = show(module_runner(module), unit, UNIT_PROPERTIES, systemctl)
+    except SystemdError as exc:
+        module.fail_json(msg=str(exc))
+    return dict((name, props.get(name, "")) for name in UNIT_PROPERTIES)
+
+
+def _gpus(module):
+    facts = read_gpu_facts(module)
+    return dict((k, facts.get(k)) for k in ("gpu_count", "gpus", "reason", "driver_version", "cuda_version"))
+
+
+def read_host_state(module):
+    """Module vllm_service_host_state's whole read, as its result; fails the module on a bad option or command."""
+    p = module.params
+    problem = option_problem(p)
+    if problem:
+        module.fail_json(msg=problem)
+    target_config, drafter_config, error = _configs(p["model"], p["drafter"])
+    if error:
+        module.fail_json(msg=error)
+    venv = venv_link(p["venv"])
+    port = _listener(module, p["port"])
+    unit_state = _unit_state(module, p["unit"])
+    record, warning = read_record(p["files"]["record"]) if "record" in p["files"] else (None, None)
+    if warning:
+        module.warn(warning)
+    result = dict(
+        venv=venv, vllm=describe_installed(venv["real"], _layer_types(drafter_config)),
+        target_config=target_config, drafter_config=drafter_config, gpus=_gpus(module), passwd=account(p["user"]),
+        group_db=group_db(), devices=device_nodes(), port=port, unit=unit_state,
+        files=dict((name, path_state(path)) for name, path in p["files"].items()), record=record,
+        model_fingerprint=fingerprint(model_files(p["model"], p["model_patterns"])),
+        rollback_copies=rollback_copies(p["rollback_paths"]))
+    if p["probe"] is not None:
+        result["probe"] = probe_server(module, p["probe"], p["port"], p["unit"], unit_state, port["listener"])
+    return result
+
+
+def _captured(module, unit, invocation_id, drafter_dir):
+    """(verdict, error): the layers the unit's journal shows captured against the drafter's config.json."""
+    journal = UnitJournal(module, unit)
+    try:
+        verdict, warning = captured_layers(
+            lambda: journal.open(invocation_id, None, MAX_JOURNAL_LINES, newest=False)[0], drafter_dir)
+    except (VllmLogError, SystemdError, IOError, OSError) as exc:
+        return None, "the journal of %s could not be read: %s" % (unit, exc)
+    if warning:
+        module.warn(warning)
+    return verdict, None
+
+
+def probe_server(module, opts, port, unit, unit_state, listener):
+    """One look at the server, as vllm_wait_ready's checks make it; ready False with reason and msg otherwise."""
+    out = dict(ready=False, url=probe_url(opts["host"], port), invocation_id=unit_state.get("InvocationID") or None)
+    if unit_state.get("ActiveState") != "active" or not listener.strip():
+        out.update(reason="not_serving", msg="%s is %s%s" % (
+            unit, unit_state.get("ActiveState") or "unknown",
+            "" if listener.strip() else " and nothing listens on port %d" % port))
+        return out
+    http = Http(out["url"], opts["api_key"])
+    ok, found = served(http, opts["served_model_name"], opts["timeout"])
+    if not ok:
+        out.update(reason="not_ready", msg=found)
+        return out
+    out["models"] = found
+    if opts["smoke"]:
+        result, dummy, error = smoke(http, opts["served_model_name"], SMOKE_PROMPT, 1, opts["timeout"])
+        if error:
+            out.update(reason="smoke_failed", msg=error)
+            return out
+        out["smoke"] = result
+    if opts["drafter_dir"]:
+        spec, error = spec_decode(http, opts["timeout"])
+        if error:
+            out.update(reason="metrics_failed", msg=error)
+            return out
+        out["spec_decode"] = spec
+        verdict, error = _captured(module, unit, out["invocation_id"], opts["drafter_dir"])
+        if error:
+            out.update(reason="log_unreadable", msg=error)
+            return out
+        out["captured_layers"] = verdict
+        if verdict["verdict"] == "mismatch":
+            out.update(reason="captured_layers_mismatch", msg="%s serves, but %s" % (unit, verdict["message"]))
+            return out
+    out["ready"] = True
     return out
 
 

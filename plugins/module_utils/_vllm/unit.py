@@ -20,9 +20,11 @@ __metaclass__ = type
 # never the value of a secret):
 # * unit_values({variable: value}) -> {name without vllm_service_: text as rendered, "description": ...}
 # * check_unit_value(variable, value) -> None or the message (what scripts/validate_inventories.py asks)
-# * check_unit_values({variable: value}) -> [message, ...] for every vllm_service_* variable given
-# * exec_word(text) -> one double-quoted word of ExecStart= (the systemd_quote filter)
-# * UNSAFE: the control characters no rendered value may hold
+# * check_unit_values({variable: value}, vllm_version=None) -> [message, ...] for every vllm_service_* variable
+#   given; with the installed vLLM's version, also the environment entries that vLLM refuses at start
+# * exec_word(text) -> one double-quoted word of ExecStart=; systemd_quote(arg) / systemd_exec(argv): the same with
+#   the filters' checks (a string or number, no control character: _common/text.py's CONTROL)
+# * port_number(value) -> the TCP port (int) of an int or its decimal text in 1-65535, or None: the one range rule
 # * environment_lines(hf_home, environment, secret_environment, hf_token, api_key) -> ["NAME=value", ...]
 # * environment_has_secret(environment, secret_environment, hf_token, api_key) -> bool
 # * env_value(text) -> the value as systemd's EnvironmentFile= reads it back unchanged
@@ -30,12 +32,16 @@ __metaclass__ = type
 # * drain_settings(shutdown_timeout, supported) -> {"shutdown_timeout", "kill_mode", "timeout_stop_sec", "reason"}
 # * device_groups(user, wanted, group_db, devices) -> [group, ...] for SupplementaryGroups=
 # * inaccessible_devices(user, passwd_entry, groups, group_db, devices) -> [path, ...]
+# * env_file(...) -> {"lines", "secret"}; device_access(user, wanted, passwd_entry, group_db, devices) ->
+#   {"groups", "inaccessible"} (what the vllm_env_file and vllm_device_access filters return)
 
 import posixpath
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 
-from ansible_collections.inference.gpu_host.plugins.module_utils._common.redaction import CREDENTIAL_NAME
+from ansible_collections.inference.gpu_host.plugins.module_utils._common.redaction import API_KEY, CREDENTIAL_NAME
+from ansible_collections.inference.gpu_host.plugins.module_utils._common.text import CONTROL
+from ansible_collections.inference.gpu_host.plugins.module_utils._vllm import versions as vllm_versions
 
 PREFIX = "vllm_service_"
 
@@ -51,15 +57,11 @@ _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*\Z")
 # Written as they are; anything else is quoted (systemd's EnvironmentFile= strips
 # unquoted whitespace, treats a backslash as an escape and a leading quote as quoting).
 _PLAIN_VALUE = re.compile(r"^[A-Za-z0-9_.,:/@+%=-]*\Z")
-# C0, DEL, C1, line/paragraph separators, lone surrogates: a newline or carriage return ends the
-# unit's (or the environment file's) line and starts another directive or assignment; NUL ends it.
-UNSAFE = re.compile(u"[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
-_CONTROL = UNSAFE
+# No rendered value may hold a control character (_common/text.py's CONTROL): a newline or carriage return
+# ends the unit's (or the environment file's) line and starts another directive or assignment; NUL ends it.
 # A name in vllm_service_environment that holds a credential (module_utils/_common/redaction.py, which the
 # drift report masks by) makes the environment file secret too: secrets by name, not by accident.
 _CREDENTIAL_NAME = CREDENTIAL_NAME
-# What vllm_wait_ready sends as "Authorization: Bearer <key>": printable ASCII, no space.
-_API_KEY = re.compile(r"^[\x21-\x7e]+\Z")
 
 HARDENING_LEVELS = ("full", "no_namespaces", "none")
 # Directives that need no mount namespace (prctl and seccomp): they work in an
@@ -151,7 +153,7 @@ def _env_entries(variable, mapping, secret):
 
 
 def _no_control(what, text, secret):
-    bad = _CONTROL.search(text)
+    bad = CONTROL.search(text)
     if bad:
         where = "" if secret else " in %r" % (text if len(text) <= 60 else text[:60] + "...")
         raise VllmUnitError("%s: has a control character (U+%04X) at index %d%s; an environment value must be one "
@@ -170,8 +172,8 @@ def _secret_text(variable, value):
 def check_api_key(api_key):
     """The API key, checked (it is sent as an HTTP bearer token); '' when there is none."""
     key = _secret_text(PREFIX + "api_key", api_key)
-    if key and not _API_KEY.match(key):
-        outside = sum(1 for c in key if not _API_KEY.match(c))
+    if key and not API_KEY.match(key):
+        outside = sum(1 for c in key if not API_KEY.match(c))
         raise VllmUnitError("%s: expected printable ASCII without spaces (it is sent as 'Authorization: Bearer <key>'), "
                             "got %d character(s) outside that" % (PREFIX + "api_key", outside))
     return key
@@ -216,6 +218,12 @@ def environment_has_secret(environment=None, secret_environment=None, hf_token="
     """
     plain, secret, token, key = _settled(environment, secret_environment, hf_token, api_key)
     return bool(secret or token or key or any(_CREDENTIAL_NAME.search(name) for name, _v in plain))
+
+
+def env_file(hf_home, environment=None, secret_environment=None, hf_token="", api_key=""):
+    """{"lines": environment_lines(...), "secret": environment_has_secret(...)}: the file and whether to hide it."""
+    return {"lines": environment_lines(hf_home, environment, secret_environment, hf_token, api_key),
+            "secret": environment_has_secret(environment, secret_environment, hf_token, api_key)}
 
 
 # ------------------------------------------------------------------- hardening
@@ -452,6 +460,17 @@ def inaccessible_devices(user, passwd_entry, groups, group_db, devices):
     return sorted(bad)
 
 
+def device_access(user, wanted=(), passwd_entry=None, group_db=None, devices=()):
+    """{"groups": device_groups(...), "inaccessible": inaccessible_devices(...)}.
+
+    No account yet (``passwd_entry`` None: check mode on a blank host): nothing to check the nodes against.
+    """
+    groups = device_groups(user, wanted, group_db or {}, devices)
+    if passwd_entry is None:
+        return {"groups": groups, "inaccessible": []}
+    return {"groups": groups, "inaccessible": inaccessible_devices(user, passwd_entry, groups, group_db or {}, devices)}
+
+
 # ------------------------------------------------------- values of the unit
 # User=/Group=: a name (systemd's relaxed rule, no "%" specifier, no space) or a numeric id.
 _ACCOUNT = re.compile(r"^(?:[A-Za-z_][A-Za-z0-9_.-]*\$?|[0-9]+)\Z")
@@ -483,7 +502,7 @@ def _scalar_text(variable, value, expected):
 
 def _one_line(variable, text, expected):
     """``text`` unless it holds a control character or ends with a backslash (systemd joins the next line)."""
-    bad = UNSAFE.search(text)
+    bad = CONTROL.search(text)
     if bad:
         raise VllmUnitError("%s: %s has a control character (U+%04X) at index %d: a value of the unit must be one line "
                             "of printable text (a newline would start a directive of its own); expected %s"
@@ -512,6 +531,28 @@ def _integer(low, high=None, what=""):
             raise VllmUnitError("%s: expected %s, got %s" % (variable, expected, _show(value)))
         return str(int(text))
     return check
+
+
+# The one home of a TCP port's range: the role's check here (vllm_service_port), build_serve_argv and probe_url
+# (serve.py), and the modules that take a port (vllm_service_host_state, vllm_wait_ready).
+PORT_RANGE = (1, 65535)
+
+
+def port_number(value):
+    """The TCP port ``value`` names (an int, or its decimal digits) when it is in PORT_RANGE, else None (a bool too)."""
+    if isinstance(value, str) and _UNSIGNED.match(value):
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int):
+        return None
+    return value if PORT_RANGE[0] <= value <= PORT_RANGE[1] else None
+
+
+def _port(variable, value):
+    expected = "an integer %d-%d" % PORT_RANGE
+    text = _one_line(variable, _scalar_text(variable, value, expected), expected)
+    if port_number(text) is None:
+        raise VllmUnitError("%s: expected %s, got %s" % (variable, expected, _show(value)))
+    return str(int(text))
 
 
 def _instance(variable, value):
@@ -562,7 +603,7 @@ UNIT_SETTINGS = {
     PREFIX + "user": _matching(_ACCOUNT, "a user name (letters, digits, _ . -) or a numeric uid", 256),
     PREFIX + "group": _matching(_ACCOUNT, "a group name (letters, digits, _ . -) or a numeric gid", 256),
     PREFIX + "served_model_name": _model_name,
-    PREFIX + "port": _integer(1, 65535),
+    PREFIX + "port": _port,
     PREFIX + "limit_nofile": _matching(_NOFILE, "LimitNOFILE=: an integer, infinity, or soft:hard of those"),
     PREFIX + "limit_memlock": _matching(_MEMLOCK, "LimitMEMLOCK=: infinity, or bytes with an optional K, M, G, T, P or "
                                                   "E suffix (65536, 64K, 8G), or soft:hard of those"),
@@ -616,6 +657,49 @@ def exec_word(text):
     return '"%s"' % text.replace("\\", "\\\\").replace('"', '\\"').replace("%", "%%").replace("$", "$$")
 
 
+def _value_start(value, length=40):
+    """The start of a value for an error message, as Python's repr (so control characters show as escapes)."""
+    text = repr(value)
+    return text if len(text) <= length else text[:length] + "..."
+
+
+def systemd_quote(arg):
+    """Quote one argument for an ExecStart= line so systemd passes it intact (exec_word).
+
+    Refused with a VllmUnitError (naming the start of the value and what was expected): a value holding a
+    newline, carriage return, tab, NUL or any other control character (which could end the line and start
+    a new unit directive), and a value that is not a string or number (None, a list, a dict), whose
+    Python form would reach the command line.
+    """
+    if arg is None or isinstance(arg, (Mapping, bytes, bytearray)) or (
+            isinstance(arg, Sequence) and not isinstance(arg, str)):
+        raise VllmUnitError("systemd_quote: expected a string or a number for one command-line argument, got %s %s"
+                            % (_type(arg), _value_start(arg)))
+    text = str(arg)
+    bad = CONTROL.search(text)
+    if bad:
+        raise VllmUnitError(
+            "systemd_quote: value %s has a control character (U+%04X) at index %d; a systemd command-line "
+            "argument must be one line of printable text (no newline, carriage return, tab or NUL)"
+            % (_value_start(text), ord(bad.group()), bad.start()))
+    return exec_word(text)
+
+
+def systemd_exec(argv):
+    """A whole argv for ExecStart= (systemd_quote each): a non-empty list of strings or numbers.
+
+    A string is refused (it would be quoted one character at a time), and so is an empty list (an
+    empty ExecStart= resets the unit's command list).
+    """
+    if isinstance(argv, (str, bytes, Mapping)) or not isinstance(argv, Iterable):
+        raise VllmUnitError("systemd_exec: expected a non-empty list of arguments (argv), got %s %s"
+                            % (_type(argv), _value_start(argv)))
+    args = list(argv)
+    if not args:
+        raise VllmUnitError("systemd_exec: expected a non-empty list of arguments (argv), got an empty list")
+    return " ".join(systemd_quote(a) for a in args)
+
+
 def _check_environment(variable, value):
     _env_entries(variable, value, variable == PREFIX + "secret_environment")
 
@@ -638,7 +722,7 @@ def _check_one_line_arg(variable, value):
     if value is None or value == "":
         return
     text = _scalar_text(variable, value, "a string")
-    bad = UNSAFE.search(text)
+    bad = CONTROL.search(text)
     if bad:
         raise VllmUnitError("%s: %s has a control character (U+%04X) at index %d: a command-line argument must be one "
                             "line of printable text" % (variable, _show(text), ord(bad.group()), bad.start()))
@@ -678,11 +762,30 @@ def check_unit_value(variable, value):
     return None
 
 
-def check_unit_values(variables, skip_templates=False):
+def _version_problems(variables, vllm_version):
+    """The environment entries vLLM ``vllm_version`` refuses at start (versions.runner_env_problem), by variable."""
+    vllm_versions.parse_version(vllm_version)  # a version that cannot be read is named even without the switch
+    problems = []
+    for variable in (PREFIX + "environment", PREFIX + "secret_environment"):
+        secret = variable == PREFIX + "secret_environment"
+        try:
+            entries = dict(_env_entries(variable, variables.get(variable), secret))
+        except VllmUnitError:
+            continue  # check_unit_value reports the entry's form
+        if vllm_versions.V2_RUNNER_ENV in entries:
+            problem = vllm_versions.runner_env_problem(vllm_version, entries[vllm_versions.V2_RUNNER_ENV],
+                                                       shown=not secret)
+            if problem:
+                problems.append("%s: %s" % (variable, problem))
+    return problems
+
+
+def check_unit_values(variables, skip_templates=False, vllm_version=None):
     """[message, ...] for every variable of ``variables`` ({name: value}) that check_unit_value refuses.
 
     ``skip_templates``: leave a string holding a Jinja template ("{{", "{%") alone, for raw inventory
-    values, of which only the rendered value can be judged.
+    values, of which only the rendered value can be judged. ``vllm_version``: the installed (or pinned)
+    vLLM; then an environment entry it refuses at start is refused here too, before anything changes.
     """
     if not isinstance(variables, Mapping):
         raise VllmUnitError("the unit's settings: expected a mapping of variable: value, got a %s" % _type(variables))
@@ -694,4 +797,9 @@ def check_unit_values(variables, skip_templates=False):
         problem = check_unit_value(variable, value)
         if problem:
             problems.append(problem)
+    if vllm_version:
+        try:
+            problems += _version_problems(variables, vllm_version)
+        except vllm_versions.VllmVersionError as exc:
+            problems.append("the installed vLLM's version: %s" % exc)
     return problems

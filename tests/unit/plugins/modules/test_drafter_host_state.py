@@ -13,6 +13,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(HERE), "module_utils"))
 import _dflash_fixtures as fx  # noqa: E402  pylint: disable=wrong-import-position
 import _module_runner  # noqa: E402  pylint: disable=wrong-import-position
 
+from ansible_collections.inference.gpu_host.plugins.module_utils._drafter.dflash import render_config  # noqa: E402
+
 
 @pytest.fixture
 def host(tmp_path):
@@ -53,6 +55,12 @@ def test_says_what_the_module_would_do(host):
         assert state["config"]["result"][key] == written[key], key
     assert written["config"]["dflash_config"]["target_layer_ids"] == [1, 5]
     assert written["messages"] and state["config"]["result"]["messages"] == written["messages"]
+    # The role writes the probe's config.json itself where the probe decided: byte for byte the module's.
+    with open(args["config"]["dest"], "rb") as handle:
+        assert handle.read() == render_config(state["config"]["result"]["config"]).encode()
+    # ... so the probe gives the module's warnings, also when config.json would change.
+    for message in written["messages"]:
+        assert message[:60] in repr(state.get("warnings")), state
 
     again = probe(tmp_path, args)
     assert again["config"]["decided"] and again["config"]["changed"] is False and again["config_json_exists"]

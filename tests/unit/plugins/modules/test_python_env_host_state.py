@@ -8,8 +8,8 @@ import sys
 
 import _module_runner  # noqa: E402  pylint: disable=wrong-import-position
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "module_utils"))
-from test_python_env_state import LOCK, settled_host  # noqa: E402  pylint: disable=wrong-import-position
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "module_utils", "_venv"))
+from test_venv_state import LOCK, settled_host  # noqa: E402  pylint: disable=wrong-import-position
 
 
 def _args(root, **over):

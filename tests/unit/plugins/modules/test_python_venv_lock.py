@@ -11,7 +11,7 @@ import pytest
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", "..", "..", ".."))
 
-sys.path.insert(0, os.path.join(os.path.dirname(HERE), "module_utils"))
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "module_utils", "_venv"))
 import _wheel_fixtures as wf  # noqa: E402  pylint: disable=wrong-import-position
 import _module_runner  # noqa: E402  pylint: disable=wrong-import-position
 

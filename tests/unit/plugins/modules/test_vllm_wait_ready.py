@@ -395,7 +395,7 @@ def test_log_path_that_is_not_a_file(tmp_path, server, kind, message):
     ("[127.0.0.1]", False), ("[localhost]", False), ("::ffff:10.0.0.1", True),
 ])
 def test_host_shapes(host, ok):
-    from ansible_collections.inference.gpu_host.plugins.modules.vllm_wait_ready import check_host
+    from ansible_collections.inference.gpu_host.plugins.module_utils._vllm.probe import check_host
     assert (check_host(host) is None) is ok
 
 

@@ -1,0 +1,42 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, inference.gpu_host contributors
+# Apache License 2.0 (see LICENSE)
+"""The venv subsystem's filters (python_env role): plumbing to module_utils/_venv and _gpu, nothing else.
+
+Each filter's user documentation is its own plugins/filter/<name>.yml (ansible-doc -t filter).
+"""
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+from ansible.errors import AnsibleFilterError
+# The collection's module_utils are imported inside each filter, not here: to find one filter,
+# Ansible loads every filter file of the collection, in every task's worker process.
+
+
+def _python_env_plan(state, wanted):
+    from ansible_collections.inference.gpu_host.plugins.module_utils._venv.state import PythonEnvStateError, decide
+    try:
+        return decide(state, wanted)
+    except PythonEnvStateError as exc:
+        raise AnsibleFilterError(str(exc))
+
+
+def _flash_attn_gate(gpus, flash_attn_major):
+    from ansible_collections.inference.gpu_host.plugins.module_utils._gpu.facts import GpuFactsError, flash_attn_gate
+    try:
+        return flash_attn_gate(gpus or [], flash_attn_major)
+    except GpuFactsError as exc:
+        raise AnsibleFilterError(str(exc))
+
+
+def _wheel_tags(filename):
+    from ansible_collections.inference.gpu_host.plugins.module_utils._venv.wheels import WheelNameError, wheel_tags
+    try:
+        return wheel_tags(filename)
+    except WheelNameError as exc:
+        raise AnsibleFilterError(str(exc))
+
+
+class FilterModule(object):
+    def filters(self):
+        return {"python_env_plan": _python_env_plan, "flash_attn_gate": _flash_attn_gate, "wheel_tags": _wheel_tags}

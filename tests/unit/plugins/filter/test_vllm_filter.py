@@ -1,0 +1,375 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, inference.gpu_host contributors
+# Apache License 2.0 (see LICENSE)
+"""The vllm_serve filters as the vllm_service role calls them, and their documentation files.
+
+The vllm_unit filters as the vllm_service role calls them (module_utils/_vllm/unit.py decides).
+
+systemd_quote / systemd_exec: every printable value survives systemd's parsing; control characters are refused.
+
+file_fingerprint and systemd_exec.
+"""
+import json
+import os
+import re
+
+import pytest
+import yaml
+from ansible.errors import AnsibleFilterError
+from hypothesis import given
+from hypothesis import strategies as st
+
+from ansible_collections.inference.gpu_host.plugins.filter.vllm import FilterModule
+from ansible_collections.inference.gpu_host.plugins.module_utils._vllm.serve import SERVE_SETTINGS, build_serve_argv
+from _result_checks import LazyLike  # noqa: E402  pylint: disable=wrong-import-position
+
+FILTERS = FilterModule().filters()
+
+
+# -------- The vllm_serve filters as the vllm_service role calls them, and their documentation files.
+FILTER_DIR = os.path.join(os.path.dirname(__file__), "..", "..", "..", "..", "plugins", "filter")
+ENTRY = {"argv": ["/root/ml-env/bin/vllm", "serve"], "model_arg": "positional"}
+
+# The settings dict the role's "Build the command line" task passes (inventories/ct129).
+CT129_SETTINGS = {
+    "model": "/root/models/Qwen3.6-27B", "served_model_name": "Qwen3.6-27B", "host": "0.0.0.0", "port": 30000,
+    "tensor_parallel_size": 2, "gpu_memory_utilization": 0.9, "max_model_len": 32768,
+    "max_num_batched_tokens": 32768, "enable_chunked_prefill": None, "reasoning_parser": "qwen3",
+    "enable_auto_tool_choice": True, "tool_call_parser": "qwen3_coder", "language_model_only": True,
+    "trust_remote_code": True,
+    "speculative_config": {"method": "dflash", "model": "/root/models/Qwen3.6-27B-DFlash",
+                           "num_speculative_tokens": 15},
+    "extra_args": [],
+    "shutdown_timeout": None,
+}
+
+
+def test_the_role_settings_give_build_serve_argv():
+    assert set(CT129_SETTINGS) == set(SERVE_SETTINGS)
+    assert FILTERS["vllm_serve_argv"](CT129_SETTINGS, ENTRY) == build_serve_argv(ENTRY, **CT129_SETTINGS)
+
+
+def test_lazy_containers_are_read_as_plain_dicts():
+    settings = dict(CT129_SETTINGS, speculative_config=LazyLike(CT129_SETTINGS["speculative_config"]))
+    serve = FILTERS["vllm_serve_argv"](LazyLike(settings), LazyLike(ENTRY))
+    assert serve == build_serve_argv(ENTRY, **CT129_SETTINGS)
+
+
+def test_unknown_and_missing_settings_are_named():
+    settings = dict(CT129_SETTINGS, max_model_length=1)
+    del settings["port"]
+    message = r"unknown settings \['max_model_length'\], missing settings \['port'\]"
+    with pytest.raises(AnsibleFilterError, match=message):
+        FILTERS["vllm_serve_argv"](settings, ENTRY)
+
+
+def test_settings_must_be_a_dict():
+    with pytest.raises(AnsibleFilterError, match="vllm_serve_argv: expected a dict of settings, got list"):
+        FILTERS["vllm_serve_argv"](["--port", "1"], ENTRY)
+
+
+def test_a_bad_setting_fails_naming_the_filter_and_the_variable():
+    with pytest.raises(AnsibleFilterError, match=r"^vllm_serve_argv: vllm_service_port: expected an integer 1-65535"):
+        FILTERS["vllm_serve_argv"](dict(CT129_SETTINGS, port=0), ENTRY)
+
+
+@pytest.mark.parametrize("bind, probe", [("0.0.0.0", "127.0.0.1"), ("::", "::1"), ("127.0.0.1", "127.0.0.1"),
+                                         ("gpu-1", "gpu-1"), ("2001:db8::1", "2001:db8::1")])
+def test_vllm_probe_host(bind, probe):
+    assert FILTERS["vllm_probe_host"](bind) == probe
+
+
+def test_vllm_probe_host_bad_input():
+    with pytest.raises(AnsibleFilterError, match="vllm_probe_host: host: expected an IP address or a host name"):
+        FILTERS["vllm_probe_host"]("a\nb")
+
+
+def test_vllm_speculative_config():
+    assert FILTERS["vllm_speculative_config"](LazyLike({"method": "dflash"}), {"block_size": 16}) == {
+        "method": "dflash", "num_speculative_tokens": 15}
+    assert FILTERS["vllm_speculative_config"]({}, {"block_size": 16}) == {}
+
+
+def test_vllm_restart_result_reads_like_a_task_result():
+    assert FILTERS["vllm_restart_result"]("a1\n", "b2\n") == {
+        "changed": True, "invocation_before": "a1", "invocation_after": "b2"}
+    assert FILTERS["vllm_restart_result"]("a1", "a1")["changed"] is False
+
+
+def test_vllm_rollback_plan():
+    assert FILTERS["vllm_rollback_plan"](True, restarted=True, change_pending=True, previous_present=[True, True]) == {
+        "roll_back": True, "reason": ""}
+    plan = FILTERS["vllm_rollback_plan"](True, restarted=True, change_pending=True, previous_present=[False, False])
+    assert plan["roll_back"] is False and "first installation" in plan["reason"]
+
+
+def test_vllm_rollback_plan_bad_input():
+    with pytest.raises(AnsibleFilterError, match="vllm_rollback_plan: vllm_service_rollback: expected true or false"):
+        FILTERS["vllm_rollback_plan"]("maybe", restarted=True, change_pending=True, previous_present=[True, True])
+
+
+@pytest.mark.parametrize("name", sorted(FILTERS))
+def test_each_filter_is_documented(name):
+    """ansible-doc -t filter inference.gpu_host.<name> reads plugins/filter/<name>.yml."""
+    with open(os.path.join(FILTER_DIR, name + ".yml")) as handle:
+        doc = yaml.safe_load(handle)
+    assert doc["DOCUMENTATION"]["name"] == name
+    assert doc["DOCUMENTATION"]["short_description"] and doc["EXAMPLES"] and doc["RETURN"]["_value"]["type"]
+    assert "_input" in doc["DOCUMENTATION"]["options"]
+
+
+@pytest.mark.parametrize("spec, expected", [
+    ({"method": "dflash", "model": "/root/models/d/"}, "/root/models/d"),
+    ({"method": "dflash", "model": "z-lab/Qwen3-8B-DFlash-b16"}, ""),
+    ({"method": "eagle3", "model": "/root/models/e"}, ""),
+    ({}, ""), (None, ""), ("", ""),
+])
+def test_vllm_drafter_dir(spec, expected):
+    assert FILTERS["vllm_drafter_dir"](spec) == expected
+
+
+def test_vllm_drafter_dir_bad_input():
+    with pytest.raises(AnsibleFilterError, match="vllm_drafter_dir: speculative_config: expected a dict, got list"):
+        FILTERS["vllm_drafter_dir"](["dflash"])
+
+
+# -------- The vllm_unit filters as the vllm_service role calls them (module_utils/_vllm/unit.py decides).
+
+
+def test_env_file_gives_the_lines_and_whether_a_secret_is_there():
+    got = FILTERS["vllm_env_file"]("/root/.cache/huggingface", LazyLike({"CUDA_VISIBLE_DEVICES": "0,1"}),
+                                   LazyLike({"IGH_TOKEN": "a b"}), "", "sk-1")
+    assert got == {"lines": ["HF_HOME=/root/.cache/huggingface", "PYTHONUNBUFFERED=1", "CUDA_VISIBLE_DEVICES=0,1",
+                             "IGH_TOKEN='a b'", "VLLM_API_KEY=sk-1"], "secret": True}
+    assert FILTERS["vllm_env_file"]("/h", {}, {}, "", "")["secret"] is False
+
+
+def test_unit_problems_as_the_role_calls_them_after_the_host_read():
+    env = {"vllm_service_environment": LazyLike({"VLLM_USE_V2_MODEL_RUNNER": "0"}),
+           "vllm_service_secret_environment": LazyLike({})}
+    problems = FILTERS["vllm_unit_problems"](env, "0.34.0")
+    assert len(problems) == 1
+    assert problems[0].startswith("vllm_service_environment: VLLM_USE_V2_MODEL_RUNNER=0: vLLM 0.34.0 refuses it")
+    assert FILTERS["vllm_unit_problems"](env, "0.33.0") == [] and FILTERS["vllm_unit_problems"](env) == []
+
+
+def test_serve_argv_without_gpu_memory_utilization():
+    settings = dict(CT129_SETTINGS, gpu_memory_utilization=None)
+    assert "--gpu-memory-utilization" not in FILTERS["vllm_serve_argv"](settings, ENTRY)["flags"]
+
+
+def test_env_file_errors_name_the_filter_and_never_the_secret():
+    with pytest.raises(AnsibleFilterError, match="^vllm_env_file: vllm_service_secret_environment.A_TOKEN") as info:
+        FILTERS["vllm_env_file"]("/h", {}, {"A_TOKEN": "hunter2-secret\n"})
+    assert "hunter2" not in str(info.value)
+
+
+def test_hardening_as_the_role_calls_it():
+    got = FILTERS["vllm_hardening"]("full", LazyLike({}), ["/root", "/root/.cache/huggingface"],
+                                    LazyLike({"vllm_service_venv_dir": "/root/ml-env"}))
+    assert ["ReadOnlyPaths", "-/home -/run/user"] in got
+    with pytest.raises(AnsibleFilterError, match="^vllm_hardening: vllm_service_hardening: expected one of"):
+        FILTERS["vllm_hardening"]("strict", {}, [])
+
+
+def test_drain_as_the_role_calls_it():
+    assert FILTERS["vllm_drain"](60, True)["kill_mode"] == "mixed"
+    assert FILTERS["vllm_drain"](60)["kill_mode"] == "control-group"
+    with pytest.raises(AnsibleFilterError, match="^vllm_drain: vllm_service_shutdown_timeout"):
+        FILTERS["vllm_drain"](-1, True)
+
+
+def test_device_access_as_the_role_calls_it():
+    group_db = LazyLike({"video": ["x", "44", ""], "root": ["x", "0", ""]})
+    nodes = [LazyLike({"path": "/dev/nvidia0", "mode": "0660", "uid": 0, "gid": 44, "ischr": True})]
+    got = FILTERS["vllm_device_access"]("vllm", ["video", "render"], ["x", "999", "999", "", "/var/lib/vllm", "/bin/false"],
+                                        group_db, nodes)
+    assert got == {"groups": ["video"], "inaccessible": []}
+    assert FILTERS["vllm_device_access"]("root", ["video"], ["x", "0", "0"], group_db, nodes) == {
+        "groups": [], "inaccessible": []}
+    # Check mode on a blank host: the account does not exist yet, so nothing is checked.
+    assert FILTERS["vllm_device_access"]("vllm", ["video"], None, group_db, nodes) == {
+        "groups": ["video"], "inaccessible": []}
+    with pytest.raises(AnsibleFilterError, match="^vllm_device_access: vllm_service_user=vllm: not in the account"):
+        FILTERS["vllm_device_access"]("vllm", [], ["x"], group_db, nodes)
+
+
+# -------- systemd_quote / systemd_exec: every printable value survives systemd's parsing; control characters are refused.
+quote, exec_line = FILTERS["systemd_quote"], FILTERS["systemd_exec"]
+
+
+def previous_quote(arg):
+    """The filter as it was before control characters were refused: printable values must render the same."""
+    text = str(arg)
+    text = text.replace("\\", "\\\\").replace('"', '\\"').replace("%", "%%").replace("$", "$$")
+    return '"%s"' % text
+
+
+def systemd_words(line):
+    """Split an ExecStart= value the way systemd does, for what these filters write.
+
+    In systemd's order: %-specifiers on the whole line (only %% is expected here), then
+    whitespace splitting with double quotes and C escapes (only \\\\ and \\" expected), then
+    $-expansion per word at exec time (only $$ expected). Anything else fails the test.
+    """
+    assert "\n" not in line and "\r" not in line and "\0" not in line
+    assert not re.search(r"%[^%]", line.replace("%%", "")), "a %-specifier systemd would expand: " + line
+    line = line.replace("%%", "%")
+    words, pos = [], 0
+    while pos < len(line):
+        if line[pos] == " ":
+            pos += 1
+            continue
+        assert line[pos] == '"', "an unquoted word: %r" % line[pos:]
+        pos += 1
+        word = []
+        while line[pos] != '"':
+            if line[pos] == "\\":
+                assert line[pos + 1] in '\\"', "an escape systemd would interpret: %r" % line[pos:pos + 2]
+                pos += 1
+            word.append(line[pos])
+            pos += 1
+        pos += 1
+        assert pos == len(line) or line[pos] == " "
+        word = "".join(word)
+        assert not re.search(r"\$[^$]", word.replace("$$", "")), "a $VARIABLE systemd would expand: " + word
+        words.append(word.replace("$$", "$"))
+    return words
+
+
+# ------------------------------------------------------------ regressions ---
+
+@pytest.mark.parametrize("value,char", [
+    ("x\nExecStartPre=/bin/rm -rf /", 0x0A),
+    ("x\rExecStartPre=/bin/rm -rf /", 0x0D),
+    ("model\x00", 0x00),
+    ("a\tb", 0x09),
+    ("\x1b[31m", 0x1B),
+    ("\x7f", 0x7F),
+    ("next\x85line", 0x85),
+    ("line\u2028separator", 0x2028),
+])
+def test_control_characters_are_refused(value, char):
+    with pytest.raises(AnsibleFilterError) as err:
+        quote(value)
+    message = str(err.value)
+    assert message.startswith("systemd_quote: value %s" % repr(value)[:40])
+    assert "control character (U+%04X) at index %d" % (char, value.index(chr(char))) in message
+    assert "must be one line of printable text" in message
+    with pytest.raises(AnsibleFilterError, match="control character"):
+        exec_line(["/opt/venv/bin/vllm", "serve", value])
+
+
+def test_long_values_are_cut_in_the_message():
+    with pytest.raises(AnsibleFilterError) as err:
+        quote("x" * 100 + "\n")
+    assert "'" + "x" * 39 + "..." in str(err.value) and "x" * 60 not in str(err.value)
+
+
+@pytest.mark.parametrize("value", [None, ["a"], {"a": 1}, ("a",), b"bytes"])
+def test_non_scalar_arguments_are_refused(value):
+    with pytest.raises(AnsibleFilterError, match="expected a string or a number"):
+        quote(value)
+
+
+@pytest.mark.parametrize("argv", ["vllm serve", [], {"argv": ["x"]}, None, 42])
+def test_systemd_exec_needs_a_non_empty_list(argv):
+    with pytest.raises(AnsibleFilterError, match="systemd_exec: expected a non-empty list of arguments"):
+        exec_line(argv)
+
+
+SPEC = json.dumps({"method": "dflash", "model": "/srv/models/q36 dflash", "num_speculative_tokens": 15},
+                  sort_keys=True)
+
+
+@pytest.mark.parametrize("value,rendered", [
+    ("/opt/vllm/bin/vllm", '"/opt/vllm/bin/vllm"'),
+    ("my model", '"my model"'),
+    ("it's", '"it\'s"'),
+    ('say "hi"', '"say \\"hi\\""'),
+    ("$HOME ${X}", '"$$HOME $${X}"'),
+    ("100%", '"100%%"'),
+    ("%n%i", '"%%n%%i"'),
+    ("C:\\path\\", '"C:\\\\path\\\\"'),
+    (";", '";"'),
+    (8000, '"8000"'),
+    (0.9, '"0.9"'),
+    (SPEC, '"' + SPEC.replace('"', '\\"') + '"'),
+])
+def test_normal_values_render_as_before(value, rendered):
+    assert quote(value) == rendered == previous_quote(value)
+    assert systemd_words(quote(value)) == [str(value)]
+
+
+def test_a_real_command_line_round_trips():
+    argv = ["/opt/vllm/bin/vllm", "serve", "/srv/models/Qwen3.6-27B", "--served-model-name", "qwen 27b",
+            "--port", "8000", "--speculative-config", SPEC, "--extra", "50% $HOME \\ ' \""]
+    line = exec_line(argv)
+    assert line == " ".join(previous_quote(a) for a in argv)
+    assert systemd_words(line) == argv
+    assert exec_line(tuple(argv)) == line and exec_line(a for a in argv) == line
+
+
+# ------------------------------------------------------------- properties ---
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+_printable = st.text(st.characters(blacklist_categories=("Cc", "Cs"), blacklist_characters="\u2028\u2029"),
+                     max_size=40)
+
+
+@given(value=_printable)
+def test_property_printable_values_parse_back(value):
+    rendered = quote(value)
+    assert rendered == previous_quote(value)
+    assert systemd_words(rendered) == [value]
+
+
+@given(argv=st.lists(_printable, min_size=1, max_size=6))
+def test_property_argv_parses_back(argv):
+    assert systemd_words(exec_line(argv)) == argv
+
+
+@given(head=_printable, control=st.sampled_from([chr(c) for c in list(range(0x20)) + list(range(0x7F, 0xA0))]
+                                                + ["\u2028", "\u2029"]), tail=_printable)
+def test_property_control_characters_are_refused(head, control, tail):
+    value = head + control + tail
+    with pytest.raises(AnsibleFilterError) as err:
+        quote(value)
+    first = _CONTROL.search(value)
+    assert "U+%04X) at index %d" % (ord(first.group()), first.start()) in str(err.value)
+
+
+# -------- file_fingerprint and systemd_exec.
+
+
+def _stat(path):
+    st = os.stat(path)
+    return {"path": path, "size": st.st_size, "mtime": st.st_mtime}
+
+
+def test_file_fingerprint_follows_size_and_mtime(tmp_path):
+    weights = tmp_path / "model.safetensors"
+    weights.write_bytes(b"\0" * 64)
+    (tmp_path / "config.json").write_text("{}")
+    files = [_stat(str(weights)), _stat(str(tmp_path / "config.json"))]
+    first = FILTERS["file_fingerprint"](files)
+    assert first.startswith("sha256:") and len(first) == 7 + 64
+    # Order of find's results does not matter.
+    assert FILTERS["file_fingerprint"](list(reversed(files))) == first
+    os.utime(str(weights), (1700000000, 1700000000))
+    assert FILTERS["file_fingerprint"]([_stat(str(weights)), files[1]]) != first
+    weights.write_bytes(b"\0" * 65)
+    assert FILTERS["file_fingerprint"]([_stat(str(weights)), files[1]]) != first
+
+
+def test_file_fingerprint_of_nothing_is_stable():
+    assert FILTERS["file_fingerprint"]([]) == FILTERS["file_fingerprint"](None)
+
+
+def test_file_fingerprint_rejects_entries_without_stat_fields():
+    with pytest.raises(AnsibleFilterError, match="path, size and mtime"):
+        FILTERS["file_fingerprint"]([{"path": "/x"}])
+
+
+def test_systemd_exec_quotes_what_systemd_would_expand():
+    assert FILTERS["systemd_exec"](["vllm", '{"a": 1}', "50%", "$HOME"]) == '"vllm" "{\\"a\\": 1}" "50%%" "$$HOME"'
