@@ -1148,18 +1148,24 @@ def _positive_number(name, value, where, allow_zero=False):
     return value
 
 
+def _require_given(values, profile, source):
+    """DflashConfigError naming the (name, value) pairs that are None: what neither the tensors nor a profile told."""
+    missing = [name for name, value in values if value is None]
+    if missing:
+        raise DflashConfigError(
+            "%s cannot be read from the tensors and no drafter profile gives %s (profile: %s): set %s from the "
+            "drafter's %s. Known profiles: %s"
+            % (", ".join(missing), "them" if len(missing) > 1 else "it", profile["name"] if profile else "none matched",
+               ", ".join(missing), source, ", ".join(p["name"] for p in DRAFTER_PROFILES)))
+
+
 def _dflash2_values(shapes, overrides, profile, record):
     """(dflash_config additions, is_causal) of a DFlash2 config: the sizes from the tensors, the rest given."""
     values = dict((key, shapes[key]) for key in ("conv_kernel_size", "conv_group_size", "selector_rank"))
     top_k, where = _pick("selector_top_k", overrides, profile)
     causal, causal_where = _pick("is_causal", overrides, profile)
-    missing = [name for name, value in (("selector_top_k", top_k), ("is_causal", causal)) if value is None]
-    if missing:
-        raise DflashConfigError(
-            "%s cannot be read from the tensors and no drafter profile gives %s (profile: %s): set %s from the "
-            "drafter's published config (dflash_config.selector_top_k, top-level is_causal). Known profiles: %s"
-            % (", ".join(missing), "them" if len(missing) > 1 else "it", profile["name"] if profile else "none matched",
-               ", ".join(missing), ", ".join(p["name"] for p in DRAFTER_PROFILES)))
+    _require_given((("selector_top_k", top_k), ("is_causal", causal)), profile,
+                   "published config (dflash_config.selector_top_k, top-level is_causal)")
     _require_int("selector_top_k (%s)" % where, top_k, 1)
     if top_k > shapes["selector_vocab_size"]:
         raise DflashConfigError("selector_top_k %d (%s) exceeds the vocabulary of %d candidates"
@@ -1259,14 +1265,8 @@ def _derive_block_mask_types(shapes, overrides, chosen, vocab, record):
     block_size, where = _pick("block_size", overrides, chosen)
     mask, mask_where = _pick("mask_token_id", overrides, chosen)
     layer_types, lt_where = _pick("layer_types", overrides, chosen)
-    missing = [name for name, value in (("block_size", block_size), ("mask_token_id", mask),
-                                        ("layer_types", layer_types)) if value is None]
-    if missing:
-        raise DflashConfigError(
-            "%s cannot be read from the tensors and no drafter profile gives %s (profile: %s): set %s from the "
-            "drafter's model card or published config. Known profiles: %s"
-            % (", ".join(missing), "them" if len(missing) > 1 else "it", chosen["name"] if chosen else "none matched",
-               ", ".join(missing), ", ".join(p["name"] for p in DRAFTER_PROFILES)))
+    _require_given((("block_size", block_size), ("mask_token_id", mask), ("layer_types", layer_types)), chosen,
+                   "model card or published config")
     _require_int("block_size (%s)" % where, block_size, 2)
     record("block_size", block_size, where)
     _require_int("mask_token_id (%s)" % mask_where, mask, 0)
