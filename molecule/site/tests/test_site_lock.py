@@ -105,7 +105,9 @@ def test_a_second_converge_waits_fails_naming_the_holder_then_takes_over_a_dead_
         rc, out = _run(site, "-e", "run_lock_timeout=3")
         assert rc != 0, out[-3000:]
         message = "is held by run %s: pid %d on controller " % (record["id"], holder.pid)
-        assert message in out and "hold_lock.yml" in out and "Waited 3 s (run_lock_timeout=3)" in out, out[-3000:]
+        # The message gives the measured wait: on a loaded machine the last poll can end a second or two late.
+        assert message in out and "hold_lock.yml" in out, out[-3000:]
+        assert re.search(r"Waited [3-9] s \(run_lock_timeout=3\)", out), out[-3000:]
         assert "waiting up to 3 s for the run lock held by run %s" % record["id"] in out, out[-3000:]
         assert _recap(out)["changed"] == 0 and _recap(out)["failed"] == 1, out[-3000:]
         assert _lock(host) == record  # the holder's lock is kept: released only by its own run

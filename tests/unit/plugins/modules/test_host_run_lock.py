@@ -9,6 +9,7 @@ import hashlib
 import json
 import multiprocessing
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -147,7 +148,7 @@ def test_a_foreign_holder_is_waited_for_a_bounded_time(tmp_path, monkeypatch):
     started = time.time()
     loop, out = take(path, timeout=1)
     assert out["failed"] and 1 <= time.time() - started < 4 and len(loop.calls) >= 3
-    assert "Waited 1 s (run_lock_timeout=1)" in out["msg"]
+    assert re.search(r"Waited [1-3] s \(run_lock_timeout=1\)", out["msg"]), out["msg"]  # the measured wait
 
 
 def test_a_holder_that_ends_while_waited_for_hands_over(tmp_path, monkeypatch):
