@@ -17,6 +17,11 @@ Every report states how many hosts were expected (the inventory's hosts in the
 playbook's host pattern, after --limit) and how many were checked (clean or drifted):
 a check that reached fewer hosts than expected is never clean.
 
+Information that is never a finding (the drift role's last recorded benchmark figures and
+live acceptance length, read without sending load) goes under hosts.<host>.info in the
+JSON report and as "<host>  INFO benchmark  <summary>" lines in the table; it changes no
+exit code.
+
 Ansible exits 0 from a check run with pending changes (ansible/ansible#32672), so the
 exit code comes from the inference.gpu_host.drift_report callback's report.
 
@@ -56,6 +61,8 @@ EXIT_CLEAN, EXIT_ERROR, EXIT_DRIFT, EXIT_HOST_FAILED, EXIT_NOTHING_CHECKED = 0, 
 # what a run of the shipped playbook is expected to check, before --limit.
 DRIFT_HOSTS = "proxmox_nodes:inference_hosts"
 CALLBACK = "inference.gpu_host.drift_report"
+# A task's msg dict with this key is information for the report, never a finding (roles/drift/tasks/benchmark.yml).
+INFO_KEY = "drift_info"
 PLAYBOOK_FQCN = "inference.gpu_host.drift"
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -418,8 +425,10 @@ def summary_table_line(report):
 
 
 def retable(table, report):
-    """The callback's table with rows for the hosts never reached, its summary line replaced by ours."""
+    """The callback's table with the information lines (info_lines) and rows for the hosts never reached, its
+    summary line replaced by ours."""
     lines = [line for line in table.splitlines() if not line.startswith("drift: ")]
+    lines += [line for line in info_lines(report) if line not in lines]
     lines += ["%s  NOT CHECKED  %s" % (h, report["hosts"][h]["errors"][0]["msg"]) for h in report["summary"]["not_checked"]]
     if report.get("problem"):
         lines.append("NOTHING CHECKED: %s" % report["problem"])
@@ -527,8 +536,42 @@ def run_with_runner(ansible_runner, args, playbook, inventories, env, private_da
     log("ansible-runner %s (rc %s), artifacts in %s" % (runner.status, runner.rc, runner.config.artifact_dir))
     if runner.status == "timeout":
         log("the run went past --timeout %d s and was stopped" % args.timeout)
+    try:
+        info = collect_info(runner.events)
+    except (OSError, ValueError) as exc:  # no job_events to read: the report goes without the information
+        log("could not read the run's events for the information lines: %s" % exc)
+        info = {}
     return runner.rc, {"mode": "ansible-runner", "status": runner.status, "ansible_rc": runner.rc,
-                       "artifact_dir": runner.config.artifact_dir}
+                       "artifact_dir": runner.config.artifact_dir}, info
+
+
+def collect_info(events):
+    """{host: [msg, ...]}: the run's information (never a finding), in order - each task that ran ok whose msg is
+    a dict with INFO_KEY (the drift role's recorded benchmark figures and live acceptance, docs/drift.md)."""
+    found = {}
+    for event in events or ():
+        if not isinstance(event, dict) or event.get("event") != "runner_on_ok":
+            continue
+        data = event.get("event_data") or {}
+        msg = (data.get("res") or {}).get("msg") if isinstance(data.get("res"), dict) else None
+        if isinstance(msg, dict) and msg.get(INFO_KEY) and isinstance(data.get("host"), str):
+            found.setdefault(data["host"], []).append(msg)
+    return found
+
+
+def add_info(report, found):
+    """Each checked host's information under hosts.<host>.info (the callback's, when it already has some)."""
+    for host, infos in sorted(found.items()):
+        data = report.get("hosts", {}).get(host)
+        if isinstance(data, dict) and not data.get("info"):
+            data["info"] = infos
+
+
+def info_lines(report):
+    """The table's information lines: '<host>  INFO <kind>  <summary>', one per item."""
+    return ["%s  INFO %s  %s" % (host, info.get(INFO_KEY), info.get("summary", ""))
+            for host in sorted(report.get("hosts", {}))
+            for info in report["hosts"][host].get("info") or []]
 
 
 @contextlib.contextmanager
@@ -672,7 +715,7 @@ def run_check(ansible_runner, args, playbook, inventories, wanted, tmp):
     env = ansible_env(json_path, table_path)
     data_dir = args.private_data_dir or (os.path.join(args.report_dir, "runner") if args.report_dir
                                          else os.path.expanduser("~/.cache/inference.gpu_host/drift-runner"))
-    rc, run = run_with_runner(ansible_runner, args, playbook, inventories, env, os.path.abspath(data_dir))
+    rc, run, info = run_with_runner(ansible_runner, args, playbook, inventories, env, os.path.abspath(data_dir))
     if not os.path.exists(json_path):
         log("no drift report was written (ansible rc %s): the playbook did not run to its end - see %s"
             % (rc, "the output above" if not args.quiet else os.path.join(run["artifact_dir"], "stdout")))
@@ -689,6 +732,7 @@ def run_check(ansible_runner, args, playbook, inventories, wanted, tmp):
         report["exit_code"] = EXIT_HOST_FAILED
     report["runner"] = run
     report["expected"] = {"pattern": pattern, "limit": args.limit, "hosts": expected}
+    add_info(report, info)
     reconcile(report, expected)
     if report["summary"]["not_checked"]:
         log("expected but not checked: %s" % ", ".join(report["summary"]["not_checked"]))

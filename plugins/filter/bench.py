@@ -23,24 +23,56 @@ def bench_endpoint(source, env_file):
         raise AnsibleFilterError(str(exc))
 
 
-def bench_table(records, title=""):
+def bench_table(records, title="", speedup=None):
     """vllm_benchmark's records as a text table."""
     from ansible_collections.inference.gpu_host.plugins.module_utils._bench.report import ReportError, table
     try:
-        return table(records, title)
+        return table(records, title, speedup)
     except ReportError as exc:
         raise AnsibleFilterError(str(exc))
 
 
-def bench_report(records, host, instance):
+def bench_report(records, host, instance, speedup=None, baseline=None):
     """vllm_benchmark's records as the JSON report document."""
     from ansible_collections.inference.gpu_host.plugins.module_utils._bench.report import ReportError, document
     try:
-        return document(records, host, instance)
+        return document(records, host, instance, speedup, baseline)
     except ReportError as exc:
         raise AnsibleFilterError(str(exc))
+
+
+def bench_speedup(record, baseline):
+    """The speculative record against the baseline record ("DFlash: N x the plain target"), or None."""
+    from ansible_collections.inference.gpu_host.plugins.module_utils._bench.baseline import speedup
+    return speedup(record, baseline)
+
+
+def bench_api_key(env_text):
+    """VLLM_API_KEY of the unit's environment file's text ('' when it sets none)."""
+    from ansible_collections.inference.gpu_host.plugins.module_utils._bench.run import api_key_from_env_file
+    if not isinstance(env_text, str):
+        raise AnsibleFilterError("bench_api_key: expected the environment file's text, got %s"
+                                 % type(env_text).__name__)
+    return api_key_from_env_file(env_text)
+
+
+def bench_dropin_path(unit):
+    """The baseline's runtime drop-in of the unit (module_utils/_bench/baseline.py)."""
+    from ansible_collections.inference.gpu_host.plugins.module_utils._bench.baseline import BaselineError, dropin_path
+    try:
+        return dropin_path(unit)
+    except BaselineError as exc:
+        raise AnsibleFilterError(str(exc))
+
+
+def bench_drift_info(last_text, baseline_text="", live=None):
+    """The drift check's information on the recorded benchmark and the live acceptance (not a finding)."""
+    from ansible_collections.inference.gpu_host.plugins.module_utils._bench.report import drift_info
+    return drift_info(last_text, baseline_text, live)
 
 
 class FilterModule(object):
     def filters(self):
-        return {"bench_endpoint": bench_endpoint, "bench_table": bench_table, "bench_report": bench_report}
+        return {"bench_endpoint": bench_endpoint, "bench_table": bench_table, "bench_report": bench_report,
+                "bench_speedup": bench_speedup, "bench_api_key": bench_api_key, "bench_drift_info": bench_drift_info,
+                "bench_dropin_path": bench_dropin_path}

@@ -37,6 +37,35 @@ def _wheel_tags(filename):
         raise AnsibleFilterError(str(exc))
 
 
+def _flash_attn_choice(enabled, vllm_version, distribution="vllm"):
+    from ansible_collections.inference.gpu_host.plugins.module_utils._venv.flash_attn_choice import (
+        FlashAttnChoiceError, choose)
+    try:
+        return choose(enabled, vllm_version, distribution)
+    except FlashAttnChoiceError as exc:
+        raise AnsibleFilterError(str(exc))
+
+
+def _flash_attn_cuda_archs(gpus):
+    from ansible_collections.inference.gpu_host.plugins.module_utils._venv.flash_attn_choice import (
+        FlashAttnChoiceError, cuda_archs)
+    try:
+        return cuda_archs(gpus)
+    except FlashAttnChoiceError as exc:
+        raise AnsibleFilterError(str(exc))
+
+
+def _python_env_service_refusals(environments, vllm_version):
+    from ansible_collections.inference.gpu_host.plugins.module_utils._venv.service_env import ServiceEnvError, refusals
+    from ansible_collections.inference.gpu_host.plugins.module_utils._vllm.unit import VllmUnitError
+    try:
+        return refusals(environments, vllm_version)
+    except (ServiceEnvError, VllmUnitError) as exc:
+        raise AnsibleFilterError("python_env_service_refusals: %s" % exc)
+
+
 class FilterModule(object):
     def filters(self):
-        return {"python_env_plan": _python_env_plan, "flash_attn_gate": _flash_attn_gate, "wheel_tags": _wheel_tags}
+        return {"python_env_plan": _python_env_plan, "flash_attn_gate": _flash_attn_gate, "wheel_tags": _wheel_tags,
+                "flash_attn_choice": _flash_attn_choice, "flash_attn_cuda_archs": _flash_attn_cuda_archs,
+                "python_env_service_refusals": _python_env_service_refusals}

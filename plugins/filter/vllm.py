@@ -2,7 +2,7 @@
 # Copyright: (c) 2026, inference.gpu_host contributors
 # Apache License 2.0 (see LICENSE)
 """The vLLM subsystem's filters: plumbing to module_utils/_vllm/ (serve.py, unit.py, service_state.py,
-upgrade_plan.py, prometheus.py, versions.py), which decide.
+upgrade_plan.py, prometheus.py, versions.py, known_problems.py), which decide.
 
 Each filter is documented in <filter name>.yml beside this file (ansible-doc -t filter).
 """
@@ -18,7 +18,8 @@ from ansible.errors import AnsibleFilterError
 _MU = "ansible_collections.inference.gpu_host.plugins.module_utils._vllm."
 # The error each module_utils file raises for a bad input (anything else is a bug, left as it is).
 _ERRORS = {"serve": "VllmServeError", "unit": "VllmUnitError", "service_state": "VllmServiceStateError",
-           "versions": "VllmVersionError", "upgrade_plan": "UpgradePlanError", "prometheus": None}
+           "versions": "VllmVersionError", "known_problems": "VllmVersionError", "upgrade_plan": "UpgradePlanError",
+           "prometheus": None}
 
 
 def _call(name, module, function, *args, **options):
@@ -116,11 +117,19 @@ def vllm_version_table(version, distribution="vllm"):
     return _call("vllm_version_table", "versions", "version_table", version, distribution)
 
 
+def vllm_known_problems(vllm, drafter_config=None, drafter_result=None, target_config=None, environment=None,
+                        tensor_parallel_size=None, gpu_memory_utilization=None, max_model_len=None, extra_args=None):
+    return _call("vllm_known_problems", "known_problems", "for_service", vllm, drafter_config=drafter_config,
+                 drafter_result=drafter_result, target_config=target_config, environment=environment,
+                 tensor_parallel_size=tensor_parallel_size, gpu_memory_utilization=gpu_memory_utilization,
+                 max_model_len=max_model_len, extra_args=extra_args)
+
+
 # ---------------------------------------------------------------- upgrade_plan.py, prometheus.py
 def vllm_upgrade_plan(installed, lock_text, distribution="vllm", drafter_config=None, layer_id_policy="report",
-                      venv_bytes=None, free_bytes=None, unit=None):
+                      venv_bytes=None, free_bytes=None, unit=None, service=None):
     return _call("vllm_upgrade_plan", "upgrade_plan", "playbook_plan", installed, lock_text, distribution,
-                 drafter_config, layer_id_policy, venv_bytes, free_bytes, unit)
+                 drafter_config, layer_id_policy, venv_bytes, free_bytes, unit, service)
 
 
 def vllm_prometheus_target(settings):
@@ -135,4 +144,5 @@ class FilterModule(object):
             vllm_serve_argv, vllm_probe_host, vllm_drafter_dir, vllm_speculative_config, vllm_restart_result,
             vllm_rollback_plan, vllm_rollback_items, vllm_unit_values, vllm_unit_problems, vllm_env_file,
             vllm_hardening, vllm_drain, vllm_device_access, systemd_quote, systemd_exec, vllm_service_plan,
-            file_fingerprint, vllm_version_table, vllm_upgrade_plan, vllm_prometheus_target))
+            file_fingerprint, vllm_version_table, vllm_known_problems, vllm_upgrade_plan,
+            vllm_prometheus_target))

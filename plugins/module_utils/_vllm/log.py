@@ -96,13 +96,15 @@ WRAPPERS = (
 _WRAPPERS = [(re.compile(t) if t else None, re.compile(m) if m else None) for t, m in WRAPPERS]
 
 # Known causes -> hint. First match on "<type>: <message>" wins, so specific before general.
-# Hints may use {1}, {2} ... for the pattern's groups.
+# Hints may use {1}, {2} ... for the pattern's groups. "problems": the rows of the known-problems table
+# (module_utils/_vllm/known_problems.py, docs/vllm-versions.md) this cause can be; the hint names them.
 KNOWN_CAUSES = (
     {
         "id": "flash_attn_ops",
         "pattern": r"No module named '?flash_attn\.ops",
         "hint": "flash-attn-4 or a leftover flash_attn directory shadows flash-attn 2; "
                 "run the python_env role's flash-attn guard (policy remove)",
+        "problems": ("flash-attn-4-alone-fatal",),
     },
     {
         "id": "missing_module",
@@ -114,7 +116,19 @@ KNOWN_CAUSES = (
         "id": "cuda_oom",
         "pattern": r"CUDA out of memory|OutOfMemoryError|CUDA error: out of memory|cudaErrorMemoryAllocation",
         "hint": "GPU memory exhausted: lower gpu_memory_utilization, max_model_len or max_num_seqs, or use more GPUs "
-                "(tensor_parallel_size); check with nvidia-smi that no other process holds GPU memory",
+                "(tensor_parallel_size); check with nvidia-smi that no other process holds GPU memory; a DFlash2 "
+                "drafter's codebooks take about 0.5 GiB on every GPU",
+        "problems": ("dflash2-codebooks-out-of-memory",),
+    },
+    {
+        # z-lab/dflash issue 146, vllm-project/vllm issue 55279: before nccl, whose watchdog repeats the error.
+        "id": "illegal_memory_access",
+        "pattern": r"an illegal memory access was encountered|cudaErrorIllegalAddress",
+        "hint": "a CUDA illegal memory access killed the engine: with a DFlash drafter and CUDA graphs under 16 or "
+                "more concurrent requests run it with --enforce-eager (vllm_service_extra_args) or fewer "
+                "--max-num-seqs; with a DFlash2 drafter under sampling, greedy requests avoid it; else check that "
+                "vLLM, torch and the driver belong together",
+        "problems": ("dflash-cuda-graphs-illegal-address", "dflash2-sampling-out-of-bounds"),
     },
     {
         "id": "memory_utilization_too_high",
@@ -142,6 +156,15 @@ KNOWN_CAUSES = (
         "pattern": r"max_num_batched_tokens \(\d+\) is smaller than max_model_len",
         "hint": "max_num_batched_tokens must be >= max_model_len unless chunked prefill is on: raise "
                 "max_num_batched_tokens or lower max_model_len",
+    },
+    {
+        # Triton compiles a C launcher for each kernel at its first use (triton/runtime/build.py: CC, else gcc,
+        # else clang); seen on the GPU test host (tests/gpu/README.md, run 7).
+        "id": "no_c_compiler",
+        "pattern": r"Failed to find C compiler",
+        "hint": "Triton (vLLM's sampler and spec-decode kernels) compiles a C launcher on the host at first use and "
+                "found no gcc or clang: keep build-essential and python3-dev in base_packages (the base role's "
+                "default), or set CC in vllm_service_environment",
     },
     {
         "id": "max_model_len_too_long",
@@ -174,6 +197,7 @@ KNOWN_CAUSES = (
                 "window, drafter layer types): check head_dim, dtype, the attention backend setting and, for DFlash "
                 "drafters with sliding layers, that VLLM_USE_V2_MODEL_RUNNER is unset or 1 (vLLM 0.26+ picks the "
                 "V2 runner for them itself, 0.34+ has no other; docs/vllm-versions.md)",
+        "problems": ("dflash-mixed-sliding-not-implemented", "dflash-mixed-sliding-needs-v2-runner"),
     },
     {
         # vllm/platforms/interface.py validate_environ, vLLM 0.34.0 (the V1 model runner is removed).
@@ -196,6 +220,7 @@ KNOWN_CAUSES = (
         "hint": "a checkpoint tensor ([{1}]) does not match the layer built from config.json ([{2}]); for a DFlash "
                 "drafter fc.weight's width must be len(dflash_config.target_layer_ids) x the target's hidden_size: "
                 "regenerate the drafter's config.json from its safetensors header (drafter role)",
+        "problems": ("dflash-fc-width-late-error",),
     },
     {
         "id": "unrecognized_argument",
@@ -276,7 +301,16 @@ KNOWN_CAUSES = (
                 "and is executable",
     },
 )
-_KNOWN = [(c["id"], re.compile(c["pattern"]), c["hint"], c.get("context_hint")) for c in KNOWN_CAUSES]
+
+
+def _naming_problems(cause, hint):
+    """The hint, ending with the known-problem rows the cause can be (their ids, in docs/vllm-versions.md)."""
+    ids = cause.get("problems")
+    return hint if not ids or hint is None else "%s (known problem %s: docs/vllm-versions.md)" % (hint, ", ".join(ids))
+
+
+_KNOWN = [(c["id"], re.compile(c["pattern"]), _naming_problems(c, c["hint"]),
+           _naming_problems(c, c.get("context_hint"))) for c in KNOWN_CAUSES]
 # The context patterns are looked for in every line while reading (the log is read only once).
 _CONTEXTS = [(c["id"], re.compile(c["context"])) for c in KNOWN_CAUSES if c.get("context")]
 

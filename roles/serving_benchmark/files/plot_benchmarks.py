@@ -3,7 +3,8 @@
 # Copyright: (c) 2026, inference.gpu_host contributors
 # Apache License 2.0 (see LICENSE)
 """Draw the benchmark report's PNG on the controller: output tok/s (concurrency 1 and N) and mean acceptance
-length across the recorded runs, and the per-position acceptance of the latest run.
+length across the recorded runs, the per-position acceptance of the latest run, and the speed-up against the
+plain target ("DFlash: N x the plain target") when a baseline is recorded.
 
 Usage: plot_benchmarks.py REPORT.json OUT.png
 Reads the JSON report the serving_benchmark role writes (the bench_report filter's document). Writes OUT.png
@@ -28,9 +29,12 @@ def draw(report):
     records = report.get("records") or []
     runs = list(range(1, len(records) + 1))
     figures = [r.get("figures") or {} for r in records]
-    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.2), dpi=100)
+    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.6), dpi=100)
     title = "%s / %s" % (report.get("host", ""), report.get("instance", ""))
-    fig.suptitle("vLLM benchmark: " + title)
+    speedup = report.get("speedup") or {}
+    # "DFlash: N x the plain target" under the title, when a baseline is recorded (docs/benchmark.md).
+    ratio = "\n" + speedup["text"].replace(" (", "\n(", 1) if speedup.get("text") else ""
+    fig.suptitle("vLLM benchmark: " + title + ratio, fontsize="medium")
     left.plot(runs, [f.get("tok_s_c1") for f in figures], "o-", label="tok/s, concurrency 1")
     left.plot(runs, [f.get("tok_s_cN") for f in figures], "s--", label="tok/s, concurrency N")
     left.set_xlabel("recorded run")

@@ -13,9 +13,11 @@ set -euo pipefail
 OUT="$1"
 R="$(mktemp -d /var/tmp/igh-gpu-rootfs.XXXXXX)"
 trap 'rm -rf "$R"' EXIT
-# What a Proxmox Debian CT template ships (systemd, sshd, python3) plus the base role's packages for a host that
-# installs wheels only (no compiler: the GPU profile builds nothing) and python3-apt (the apt module's helper).
-PKGS=systemd-sysv,openssh-server,python3,python3-apt,iproute2,dbus,ca-certificates,curl,git,acl,sudo,less
+# What a Proxmox Debian CT template ships (systemd, sshd, python3) plus the base role's packages and python3-apt
+# (the apt module's helper). A C compiler even though the venv is built from wheels only: Triton compiles a C
+# launcher for each CUDA kernel at its first use, and run 7 stopped at vLLM's warm-up without one (Python's
+# headers come with the machine's python3.12, bound in by start_ct.sh).
+PKGS=systemd-sysv,openssh-server,python3,python3-apt,iproute2,dbus,ca-certificates,curl,git,acl,sudo,less,gcc,libc6-dev
 debootstrap --variant=minbase --include="$PKGS" trixie "$R" http://deb.debian.org/debian >/dev/null
 echo "deb http://deb.debian.org/debian trixie main" > "$R/etc/apt/sources.list"
 chroot "$R" apt-get clean

@@ -37,6 +37,8 @@ if [ -d "$NVIDIA_DIR" ]; then
 fi
 # Mount points for the interpreter bound in below.
 touch "$R/usr/bin/python3.12"; mkdir -p "$R/usr/lib/python3.12" "$R/usr/share/python-wheels"
+# Its headers too (Python.h, and Ubuntu's pyconfig.h): Triton compiles its kernel launchers against them (run 7).
+mkdir -p "$R/usr/include/python3.12" "$R/usr/include/x86_64-linux-gnu/python3.12"
 mkdir -p "$CGROOT/$CT"
 echo "+cpu +memory +pids +io" > "$CGROOT/cgroup.subtree_control" 2>/dev/null || true
 cat > "/run/$CT-init.sh" <<INIT
@@ -53,7 +55,8 @@ exec unshare --pid --mount --uts --ipc --cgroup --fork bash -c '
   mount -t tmpfs tmpfs $R/run
   mount -t tmpfs tmpfs $R/tmp
   mkdir -p $R/dev/shm; mount -t tmpfs -o size=16g tmpfs $R/dev/shm
-  for p in /usr/bin/python3.12 /usr/lib/python3.12 /usr/share/python-wheels; do
+  for p in /usr/bin/python3.12 /usr/lib/python3.12 /usr/share/python-wheels /usr/include/python3.12 \
+           /usr/include/x86_64-linux-gnu/python3.12; do
     [ -e \$p ] || continue
     mount --bind \$p $R\$p; mount -o remount,bind,ro $R\$p
   done

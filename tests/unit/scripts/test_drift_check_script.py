@@ -29,6 +29,12 @@ PLAYBOOK = """\
         dest: "{{ target }}"
         content: "wanted\\n"
         mode: "0644"
+    # Information, never a finding (the drift role's recorded benchmark figures and live acceptance).
+    - name: Information
+      ansible.builtin.debug:
+        msg:
+          drift_info: benchmark
+          summary: last recorded benchmark 300.0 tok/s; live acceptance length 3.88
 """
 
 
@@ -86,6 +92,11 @@ def test_drift_through_ansible_runner(two_runs):
         "drift: 1 item(s); 1 host(s) expected, 1 checked (clean 0, drifted 1); failed 0, unreachable 0, "
         "not checked 0 -> drift found (exit 2)")
     assert report["hosts"]["local-host"]["status"] == "drift"
+    # The information is in the report and the table, and counts as no item.
+    assert report["hosts"]["local-host"]["info"] == [
+        {"drift_info": "benchmark", "summary": "last recorded benchmark 300.0 tok/s; live acceptance length 3.88"}]
+    assert "local-host  INFO benchmark  last recorded benchmark 300.0 tok/s; live acceptance length 3.88" \
+        in results[1][1].splitlines()
     assert report["runner"]["mode"] == "ansible-runner"
     assert report["runner"]["status"] == "successful"
     assert report["runner"]["ansible_rc"] == 0
@@ -216,6 +227,22 @@ def _module():
     finally:
         sys.path.pop(0)
     return drift_check
+
+
+def test_info_comes_from_ok_events_with_drift_info_only():
+    dc = _module()
+    info = {"drift_info": "benchmark", "summary": "s"}
+    events = [{"event": "runner_on_ok", "event_data": {"host": "h", "res": {"msg": info}}},
+              {"event": "runner_on_ok", "event_data": {"host": "h", "res": {"msg": {"drift_resource": "/x"}}}},
+              {"event": "runner_on_ok", "event_data": {"host": "h", "res": {"msg": "text"}}},
+              {"event": "runner_on_failed", "event_data": {"host": "g", "res": {"msg": info}}},
+              {"event": "verbose", "stdout": "x"}, "not an event"]
+    found = dc.collect_info(events)
+    assert found == {"h": [info]}
+    report = {"hosts": {"h": {"status": "clean"}, "other": {"status": "clean"}}}
+    dc.add_info(report, dict(found, gone=[info]))
+    assert report["hosts"]["h"]["info"] == [info] and "info" not in report["hosts"]["other"]
+    assert dc.info_lines(report) == ["h  INFO benchmark  s"]
 
 
 def test_the_expected_pattern_is_drift_yml_s_own():

@@ -373,3 +373,17 @@ def test_file_fingerprint_rejects_entries_without_stat_fields():
 
 def test_systemd_exec_quotes_what_systemd_would_expand():
     assert FILTERS["systemd_exec"](["vllm", '{"a": 1}', "50%", "$HOME"]) == '"vllm" "{\\"a\\": 1}" "50%%" "$$HOME"'
+
+
+# -------- vllm_known_problems: the rows that apply to a served instance, as vllm_service's preflight calls it.
+def test_vllm_known_problems_filter():
+    vllm = {"installed": True, "version": "0.29.0", "distribution": "vllm"}
+    rows = FILTERS["vllm_known_problems"](vllm, drafter_config={"architectures": ["DFlashDraftModel"]},
+                                          drafter_result={}, target_config={}, environment={},
+                                          tensor_parallel_size=2, gpu_memory_utilization=0.9, max_model_len=32768,
+                                          extra_args=["--max-num-seqs", "32"])
+    (row,) = [r for r in rows if r["id"] == "dflash-cuda-graphs-illegal-address"]
+    assert row["applies"] == "yes" and row["line"].startswith("[dflash-cuda-graphs-illegal-address] error: ")
+    assert FILTERS["vllm_known_problems"]({"installed": False, "reason": "no venv"}) == []
+    with pytest.raises(AnsibleFilterError, match="^vllm_known_problems: extra_args: expected a list of strings"):
+        FILTERS["vllm_known_problems"](vllm, extra_args="--enforce-eager")

@@ -46,7 +46,8 @@ def test_table_and_document():
     assert lines[0] == "h / tiny" and "accept len" in lines[1]
     assert lines[3].startswith("2026-12-05T07:00:00Z") and "4.00" in lines[3] and "17.3/120.4" in lines[3]
     assert "failed" in lines[4] and "1.00" in lines[4]
-    assert lines[-1] == "per-position acceptance (latest): 0: 1.00, 1: 1.00, 2: 1.00"
+    assert lines[-2] == "per-position acceptance (latest): 0: 1.00, 1: 1.00, 2: 1.00"
+    assert lines[-1].startswith("against the plain target: no baseline recorded")
     doc = report.document(records, "h", "tiny")
     assert doc["latest"]["key"] == "k2" and [r["key"] for r in doc["records"]] == ["k1", "k2"]
     assert "no benchmark recorded" in report.table([])
@@ -63,7 +64,8 @@ def test_endpoint_from_the_record():
     assert endpoint.endpoint(RECORD, "/etc/vllm/tiny.env") == {
         "url": "http://127.0.0.1:30000/v1", "served_model_name": "tiny-qwen3", "model": "/root/models/tiny-qwen3",
         "venv": "/root/ml-env.generations/g", "unit_path": "/etc/systemd/system/vllm-tiny.service",
-        "env_file": "/etc/vllm/tiny.env", "drafter_dir": "/root/models/tiny-qwen3-dflash"}
+        "env_file": "/etc/vllm/tiny.env", "drafter_dir": "/root/models/tiny-qwen3-dflash",
+        "host": "127.0.0.1", "port": 30000, "unit": "vllm-tiny.service"}
 
 
 def test_endpoint_from_the_gate_and_what_is_missing():
@@ -74,3 +76,7 @@ def test_endpoint_from_the_gate_and_what_is_missing():
         endpoint.endpoint({"unit": "u", "served_model_name": "m", "model": "/m"}, "/e")
     with pytest.raises(endpoint.EndpointError, match="mapping"):
         endpoint.endpoint("nope", "/e")
+    for url in ("https://h:1/v1", "http://h/v1", "http://:30000/v1", "http://h:99999/v1"):
+        with pytest.raises(endpoint.EndpointError, match="expected http://host:port/v1"):
+            endpoint.endpoint(dict(RECORD, url=url), "/e")
+    assert endpoint.endpoint(dict(RECORD, url="http://[::1]:8000/v1"), "/e")["host"] == "::1"

@@ -1027,7 +1027,9 @@ def _layer(**changes):
 
 BAD_SPECULATORS = [
     ("eagle3", dict(speculators_model_type="eagle3"),
-     "S: speculators_model_type 'eagle3' is not a DFlash drafter; this module places speculators drafters of type "
+     "S: this is an EAGLE-3 drafter (its speculators_model_type 'eagle3'), not a DFlash one"),
+    ("peagle", dict(speculators_model_type="peagle"),
+     "S: speculators_model_type 'peagle' is not a DFlash drafter; this module places speculators drafters of type "
      "dflash or dflash2"),
     ("dflash2-type-v1-tensors", dict(speculators_model_type="dflash2", conv_kernel_size=2, conv_group_size=16,
                                      selector_rank=8, selector_top_k=4),

