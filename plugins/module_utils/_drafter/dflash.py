@@ -1404,8 +1404,8 @@ def _check_mask_embedding(found, mask, mask_where, hidden, vllm_version, record,
     if found["numel"] != hidden:
         raise DflashConfigError(
             "%s holds a tensor of shape %s (%d values), but vLLM loads it as the drafter's mask embedding of "
-            "hidden_size %d: it fails at load. Wrong file for this drafter?" % (path, _fmt_shape(found["shape"]),
-                                                                               found["numel"], hidden))
+            "hidden_size %d: it fails at load. Wrong file for this drafter?"
+            % (path, _fmt_shape(found["shape"]), found["numel"], hidden))
     if vllm_version is not None and _older(vllm_version, MASK_EMBEDDING_FIRST_VERSION):
         raise DflashConfigError(
             "%s: vLLM %s ignores mask_embedding.pt (read from %s, qwen3_dflash.py _read_mask_embedding), so the "

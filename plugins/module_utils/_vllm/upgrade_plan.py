@@ -149,8 +149,8 @@ def _known_problems(target, distribution, drafter_config, service):
     if service is None:
         service = {}
     if not isinstance(service, dict):
-        raise UpgradePlanError("service: expected a mapping of %s or nothing, got %s" % (", ".join(SERVICE_KEYS),
-                                                                                           _kind(service)))
+        raise UpgradePlanError("service: expected a mapping of %s or nothing, got %s"
+                               % (", ".join(SERVICE_KEYS), _kind(service)))
     unknown = sorted(k for k in service if k not in SERVICE_KEYS)
     if unknown:
         raise UpgradePlanError("service: unknown keys %s (expected some of %s)" % (unknown, ", ".join(SERVICE_KEYS)))

@@ -58,8 +58,12 @@ def header_with(tmp_path, extra, base=None, name="model.safetensors"):
 
 # ------------------------------------------------ the table's new keys ---
 
+def _keys(version):
+    return set(vllm_versions.behaviour(version)["dflash_config_keys"] or ())
+
+
 def test_table_lists_the_keys_from_the_version_that_reads_them():
-    keys = lambda v: set(vllm_versions.behaviour(v)["dflash_config_keys"] or ())  # noqa: E731
+    keys = _keys
     assert "dflash_config.attention_sink_bias" not in keys("0.24.0")
     assert {"dflash_config.attention_sink_bias", "add_swa_attention_sink_bias"} <= keys("0.25.0")
     assert "dflash_config.use_aux_hidden_state" not in keys("0.28.0")

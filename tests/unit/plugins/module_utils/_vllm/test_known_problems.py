@@ -144,9 +144,8 @@ def test_dflash2_sampling_row():
     ("0.29.0", 0.9, None, "maybe"),
 ])
 def test_dflash2_codebooks_row(version, utilization, max_model_len, expected):
-    rows = [r for r in kp.select(version, "vllm", "dflash2", {"gpu_memory_utilization": utilization,
-                                                                "max_model_len": max_model_len})
-            if r["id"] == "dflash2-codebooks-out-of-memory"]
+    settings = {"gpu_memory_utilization": utilization, "max_model_len": max_model_len}
+    rows = [r for r in kp.select(version, "vllm", "dflash2", settings) if r["id"] == "dflash2-codebooks-out-of-memory"]
     assert [r["applies"] for r in rows] == ([expected] if expected else [])
 
 
