@@ -281,6 +281,12 @@ ROW_IDS = tuple(row["id"] for row in PROBLEMS)
 def _number(name, value, kind=float):
     if value is None:
         return None
+    if isinstance(value, str):
+        # A role variable given as `-e name=384` arrives as text; the argument spec accepted it as a number.
+        try:
+            value = float(value.strip())
+        except ValueError:
+            raise VllmVersionError("settings.%s: expected a %s or null, got %r" % (name, kind.__name__, value))
     if isinstance(value, bool) or not isinstance(value, (int, float)) or (kind is int and value != int(value)):
         raise VllmVersionError("settings.%s: expected a %s or null, got %r" % (name, kind.__name__, value))
     return kind(value)

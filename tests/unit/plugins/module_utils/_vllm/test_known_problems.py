@@ -303,3 +303,11 @@ def test_maybe_lines_say_the_condition_in_words():
     text = kp.line(row)
     assert text.startswith("[dflash-v2-lm-head-not-shared] warning; if the drafter is dflash or speculators-dflash, "
                            "V2 model runner, drafter vocab_size differs from the target's: ")
+
+
+def test_numbers_given_as_text_on_the_command_line_are_read_as_numbers():
+    # ansible-playbook -e vllm_service_max_model_len=384 passes text; the role's argument spec accepts it.
+    rows = kp.select("0.32.0", "vllm", "dflash2", {"gpu_memory_utilization": "0.95", "max_model_len": "262144"})
+    assert "dflash2-codebooks-out-of-memory" in [r["id"] for r in rows]
+    with pytest.raises(kp.VllmVersionError, match="settings.max_model_len: expected a int or null, got 'long'"):
+        kp.select("0.32.0", "vllm", "dflash2", {"max_model_len": "long"})
