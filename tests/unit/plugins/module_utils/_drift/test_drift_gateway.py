@@ -71,8 +71,8 @@ def test_in_rotation_and_as_the_inventory_is_no_finding():
 
 def test_a_server_in_maintenance_is_a_finding_of_its_host_only():
     found = gateway_findings("igh-fleet-b", "igh-fleet-gw", plan(), config(), probes_from_gateway())
-    assert [(f["drift_resource"], f["drift_kind"]) for f in found] == [("igh-fleet-gw: be_tiny-qwen3/igh-fleet-b",
-                                                                          "gateway")]
+    expected = [("igh-fleet-gw: be_tiny-qwen3/igh-fleet-b", "gateway")]
+    assert [(f["drift_resource"], f["drift_kind"]) for f in found] == expected
     assert "maint" in found[0]["summary"] and found[0]["detail"]["status"] == "MAINT"
     assert set(found[0]) == {"drift_resource", "drift_kind", "summary", "detail"}
 
