@@ -5,13 +5,13 @@
 # On the GPU host: site.yml against a systemd container with the GPU (start_ct.sh), from an ansible-core on the host,
 # over SSH like ct129. Everything the host printed goes to $W/out (tests/gpu/README.md, "The roles on the H200").
 #   W=/root/igh PARTS=<dir of wheels-*.tar.part-NN> ROOTFS=<rootfs.tar.xz> tests/gpu/ct/run_site.sh
-# Stages (STAGES, in order): setup converge1 converge2 evidence drift tamper fail final
+# Stages (STAGES, in order): setup converge1 converge2 evidence bench drift tamper fail final
 # (the evidence of the converged host is taken before the drift and failure stages: device time may end first)
 set -uo pipefail
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)"
 W="${W:-/root/igh}"; O="$W/out"; S="$O/summary.txt"; CT=igh-gpu; R="/srv/$CT"
 INV="$REPO/tests/gpu/ct/inventory"
-STAGES="${STAGES:-setup converge1 converge2 evidence drift tamper fail final}"
+STAGES="${STAGES:-setup converge1 converge2 evidence bench drift tamper fail final}"
 mkdir -p "$O" "$W/bin"
 say() { echo "$(date -u +%H:%M:%S) $*" | tee -a "$S"; }
 # The NVLink multicast switches this machine's image sets (kept for every program started here).
@@ -63,10 +63,21 @@ stage_setup() {
         "$REPO/tests/gpu/ct/carried-closure-0.26.0.txt" > "$INV/files/vllm-0.26.0-h200.lock.txt" || return 1
     cp "$INV/files/vllm-0.26.0-h200.lock.txt" "$O/"
     say "lock: $(grep -c '==' "$INV/files/vllm-0.26.0-h200.lock.txt") pins; wheelhouse $(du -sh "$R/opt/wheelhouse" | cut -f1)"
+    # The tiny pair whose drafter the target agrees with (make_tiny_models.py --agreeing, docs/benchmark.md), made by
+    # the image's python3 (torch, safetensors) where standin_models.yml looks: its generator step is then skipped.
+    local tiny; tiny=$(sed -n 's/^standin_models_dir: //p' "$INV/group_vars/all.yml")
+    [ -e "$tiny/drafter.safetensors" ] || /opt/torch/.venv/bin/python3 "$REPO/playbooks/files/make_tiny_models.py" \
+        --agreeing --target "$tiny/target" --drafter "$tiny/drafter.safetensors" > "$O/tiny-models.txt" 2>&1 || return 1
     play standin-models "$REPO/playbooks/standin_models.yml"
 }
 
 stage_converge1() { say "== converge 1"; play converge1 "$REPO/playbooks/site.yml"; }
+stage_bench() {  # the served model's speed (issue 31): the agreeing pair, then the plain target for the ratio
+    say "== benchmark (vLLM's own, from the host's venv) with the plain-target baseline"
+    play benchmark "$REPO/playbooks/benchmark.yml" -e serving_benchmark_baseline=true -e serving_benchmark_plot=false \
+        -e serving_benchmark_report_dir="$O/bench-report"
+    grep -hE 'tok/s|acceptance|plain target' "$O"/bench-report/*/benchmarks.txt 2>/dev/null | head -12 | tee -a "$S"
+}
 stage_converge2() { say "== converge 2 (no change expected)"; play converge2 "$REPO/playbooks/site.yml"; }
 drift() {  # drift <name>
     local t0=$SECONDS rc
