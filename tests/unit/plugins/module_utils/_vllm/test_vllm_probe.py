@@ -30,6 +30,9 @@ from _hostile_http import (  # noqa: E402  pylint: disable=wrong-import-position
 
 DEADLINE = 0.3
 SLACK = 0.5  # scheduling on a loaded machine; the client itself stops at the deadline (a trickle takes 2 s+)
+# Where the refusal comes from what the server sends, not from the clock, the client may wait longer: on a loaded
+# machine (CI runs vLLM beside the unit tests) the test server's answer can take more than DEADLINE to arrive.
+PATIENT = 10.0
 
 
 @pytest.fixture
@@ -84,39 +87,39 @@ def test_a_body_that_trickles_after_good_headers_is_cut_at_the_deadline(raw):
 ])
 def test_non_http_bytes_are_not_ready_with_the_reason(raw, garbage):
     server = raw(lambda path: garbage)
-    status, body, elapsed = ask(server)
+    status, body, elapsed = ask(server, timeout=PATIENT)
     assert status is None and body.startswith("the answer is not HTTP/1.x (it starts b"), body
-    assert elapsed < DEADLINE + SLACK
+    assert elapsed < PATIENT / 2
 
 
 def test_a_64_kb_header_line_is_refused(raw):
     server = raw(lambda path: b"HTTP/1.1 200 OK\r\nX-Big: " + b"a" * 65536 + b"\r\n\r\n")
-    status, body, elapsed = ask(server)
-    assert status is None and body == "a header line is longer than 8192 bytes" and elapsed < DEADLINE + SLACK
+    status, body, elapsed = ask(server, timeout=PATIENT)
+    assert status is None and body == "a header line is longer than 8192 bytes" and elapsed < PATIENT / 2
 
 
 def test_a_64_kb_status_line_is_refused(raw):
     server = raw(lambda path: b"HTTP/1.1 200 " + b"O" * 65536 + b"\r\n\r\n")
-    status, body = ask(server)[:2]
+    status, body = ask(server, timeout=PATIENT)[:2]
     assert status is None and body == "the status line is longer than 8192 bytes"
 
 
 def test_200_headers_are_refused(raw):
     headers = [b"X-H%d: v" % i for i in range(200)]
     server = raw(lambda path: http_answer("ok", headers=headers))
-    status, body, elapsed = ask(server)
-    assert status is None and body == "the answer has more than 100 header lines" and elapsed < DEADLINE + SLACK
+    status, body, elapsed = ask(server, timeout=PATIENT)
+    assert status is None and body == "the answer has more than 100 header lines" and elapsed < PATIENT / 2
 
 
 def test_100_headers_are_taken(raw):
     headers = [b"X-H%d: v" % i for i in range(98)]  # + Content-Type and Content-Length
     server = raw(lambda path: http_answer("ok", headers=headers))
-    assert ask(server)[:2] == (200, "ok")
+    assert ask(server, timeout=PATIENT)[:2] == (200, "ok")
 
 
 def test_a_malformed_header_line_is_refused(raw):
     server = raw(lambda path: b"HTTP/1.1 200 OK\r\nno colon here\r\n\r\n")
-    status, body = ask(server)[:2]
+    status, body = ask(server, timeout=PATIENT)[:2]
     assert status is None and body.startswith("the answer has a malformed header line: b'no colon here")
 
 
@@ -127,15 +130,15 @@ def test_a_malformed_header_line_is_refused(raw):
 ])
 def test_bad_framing_is_refused(raw, headers, needle):
     server = raw(lambda path: http_answer(b"ok", headers=headers, length=False))
-    status, body = ask(server)[:2]
+    status, body = ask(server, timeout=PATIENT)[:2]
     assert status is None and needle in body
 
 
 def test_a_body_larger_than_the_bound_is_refused_by_its_length(raw):
     server = raw(lambda path: b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n" % (MAX_BODY + 1), keep_open=True)
-    status, body, elapsed = ask(server)
+    status, body, elapsed = ask(server, timeout=PATIENT)
     assert status is None and body == "the answer is larger than %d bytes (Content-Length %d)" % (MAX_BODY, MAX_BODY + 1)
-    assert elapsed < DEADLINE + SLACK
+    assert elapsed < PATIENT / 2
 
 
 def test_a_body_larger_than_the_bound_is_refused_without_a_length(raw):
