@@ -40,6 +40,20 @@ say() {
   # One write per message under a lock: two lanes share the console.
   flock "$LOGS/.console.lock" cat
 }
+why_failed() {
+  # What ended a failed stage, for the summary at the very end (CI shows the head and the tail of the
+  # output): the last task failure Ansible printed (the earlier ones of a scenario are the expected
+  # failures its rescues and bad-input cases check) under its task's name, and pytest's summary lines.
+  sed 's/\x1b\[[0-9;]*m//g' "$1" | awk '
+    /TASK \[|RUNNING HANDLER \[/ { task = $0 }
+    /fatal: \[|failed: \[/ { last = task; kn = 0; grab = 30 }
+    grab > 0 { kept[++kn] = $0; grab-- }
+    /^(FAILED|ERROR) tests\/|^=+ .*(failed|error)/ { py = py "\n" $0 }
+    END {
+      if (kn) { print last; for (i = 1; i <= kn; i++) print kept[i] }
+      if (py != "") print "pytest:" py
+    }' | cut -c1-200 | head -n 60
+}
 stage() {
   # Every stage's output goes to its log (and, one lane only, to the console too); a
   # failed stage's log tail is printed again at its end, so the reason is next to the verdict.
@@ -66,6 +80,7 @@ stage() {
       sed 's/\x1b\[[0-9;]*m//g' "$log" |
         grep -n -m 8 -E 'fatal: |FAILED!|^E  |Executed: Failed|CRITICAL|Error:|failed=[1-9]|[0-9]+ failed' | sed 's/^/  | /' || true
     } | say
+    why_failed "$log" > "$LOGS/why-$name.txt"
   fi
 }
 molecule_test() {
@@ -129,6 +144,12 @@ passed=$(grep -c '^ok ' "$RESULTS"); failed=$(grep -c '^FAILED ' "$RESULTS")
 echo
 echo "stage times:"; awk '{printf "  %-24s %5d s%s\n", $2, $3, ($1 == "ok" ? "" : "  FAILED")}' "$RESULTS"
 echo "total: $((SECONDS-T_START)) s ($(( (SECONDS-T_START)/60 )) min), bootstrap included"
-[ "$failed" -eq 0 ] || echo "failed stages: $(awk '$1 == "FAILED" {printf "%s ", $2}' "$RESULTS")"
+if [ "$failed" -ne 0 ]; then
+  for f in $(awk '$1 == "FAILED" {print $2}' "$RESULTS"); do
+    echo; echo "=== what ended $f (the last failure in $LOGS/stage-$f.log):"
+    sed 's/^/  | /' "$LOGS/why-$f.txt" 2>/dev/null
+  done
+  echo; echo "failed stages: $(awk '$1 == "FAILED" {printf "%s ", $2}' "$RESULTS")"
+fi
 echo "stages: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -55,17 +55,19 @@ def _flash_attn_cuda_archs(gpus):
         raise AnsibleFilterError(str(exc))
 
 
-def _python_env_service_refusals(environments, vllm_version):
-    from ansible_collections.inference.gpu_host.plugins.module_utils._venv.service_env import ServiceEnvError, refusals
+def _python_env_input_problems(inputs):
+    from ansible_collections.inference.gpu_host.plugins.module_utils._venv.inputs import (
+        PythonEnvInputsError, input_problems)
+    from ansible_collections.inference.gpu_host.plugins.module_utils._venv.service_env import ServiceEnvError
     from ansible_collections.inference.gpu_host.plugins.module_utils._vllm.unit import VllmUnitError
     try:
-        return refusals(environments, vllm_version)
-    except (ServiceEnvError, VllmUnitError) as exc:
-        raise AnsibleFilterError("python_env_service_refusals: %s" % exc)
+        return input_problems(inputs)
+    except (PythonEnvInputsError, ServiceEnvError, VllmUnitError) as exc:
+        raise AnsibleFilterError("python_env_input_problems: %s" % exc)
 
 
 class FilterModule(object):
     def filters(self):
         return {"python_env_plan": _python_env_plan, "flash_attn_gate": _flash_attn_gate, "wheel_tags": _wheel_tags,
                 "flash_attn_choice": _flash_attn_choice, "flash_attn_cuda_archs": _flash_attn_cuda_archs,
-                "python_env_service_refusals": _python_env_service_refusals}
+                "python_env_input_problems": _python_env_input_problems}

@@ -2,7 +2,7 @@
 # Copyright: (c) 2026, inference.gpu_host contributors
 # Apache License 2.0 (see LICENSE)
 """The vLLM subsystem's filters: plumbing to module_utils/_vllm/ (serve.py, unit.py, service_state.py,
-upgrade_plan.py, prometheus.py, versions.py, known_problems.py), which decide.
+host_requirements.py, upgrade_plan.py, prometheus.py, versions.py, known_problems.py), which decide.
 
 Each filter is documented in <filter name>.yml beside this file (ansible-doc -t filter).
 """
@@ -19,7 +19,7 @@ _MU = "ansible_collections.inference.gpu_host.plugins.module_utils._vllm."
 # The error each module_utils file raises for a bad input (anything else is a bug, left as it is).
 _ERRORS = {"serve": "VllmServeError", "unit": "VllmUnitError", "service_state": "VllmServiceStateError",
            "versions": "VllmVersionError", "known_problems": "VllmVersionError", "upgrade_plan": "UpgradePlanError",
-           "prometheus": None}
+           "prometheus": None, "host_requirements": "HostRequirementsError"}
 
 
 def _call(name, module, function, *args, **options):
@@ -92,6 +92,10 @@ def vllm_drain(shutdown_timeout, supported=None):
     return _call("vllm_drain", "unit", "drain_settings", shutdown_timeout, supported)
 
 
+def vllm_service_host_problems(state, wanted):
+    return _call("vllm_service_host_problems", "host_requirements", "host_problems", state, wanted)
+
+
 def vllm_device_access(user, wanted=(), passwd_entry=None, group_db=None, devices=()):
     return _call("vllm_device_access", "unit", "device_access", user, wanted, passwd_entry, group_db, devices)
 
@@ -143,6 +147,6 @@ class FilterModule(object):
         return dict((f.__name__, f) for f in (
             vllm_serve_argv, vllm_probe_host, vllm_drafter_dir, vllm_speculative_config, vllm_restart_result,
             vllm_rollback_plan, vllm_rollback_items, vllm_unit_values, vllm_unit_problems, vllm_env_file,
-            vllm_hardening, vllm_drain, vllm_device_access, systemd_quote, systemd_exec, vllm_service_plan,
+            vllm_hardening, vllm_drain, vllm_device_access, vllm_service_host_problems, systemd_quote, systemd_exec, vllm_service_plan,
             file_fingerprint, vllm_version_table, vllm_known_problems, vllm_upgrade_plan,
             vllm_prometheus_target))

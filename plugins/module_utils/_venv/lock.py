@@ -399,8 +399,8 @@ def _read_bounded(path, limit):
         return handle.read(limit + 1)
 
 
-def parse_lock(path):
-    """Parse a lock file on disk (see ``parse_lock_text``): UTF-8 text of at most MAX_LOCK_SIZE bytes."""
+def read_lock_text(path):
+    """A lock file's text: UTF-8 of at most MAX_LOCK_SIZE bytes, without a byte order mark (VenvLockError else)."""
     try:
         raw = _read_bounded(path, MAX_LOCK_SIZE)
     except (IOError, OSError) as exc:
@@ -412,9 +412,12 @@ def parse_lock(path):
     except UnicodeDecodeError as exc:
         raise VenvLockError("lock file %s is not UTF-8 text (byte 0x%02x at offset %d): a binary file, not a lock?"
                             % (path, raw[exc.start], exc.start))
-    if text.startswith("\ufeff"):
-        text = text[1:]  # a byte order mark some editors write
-    return parse_lock_text(text, source=path)
+    return text[1:] if text.startswith("\ufeff") else text  # a byte order mark some editors write
+
+
+def parse_lock(path):
+    """Parse a lock file on disk (see ``parse_lock_text``): UTF-8 text of at most MAX_LOCK_SIZE bytes."""
+    return parse_lock_text(read_lock_text(path), source=path)
 
 
 # ---------------------------------------------------------------------------

