@@ -2,7 +2,7 @@
 # Copyright: (c) 2026, inference.gpu_host contributors
 # Apache License 2.0 (see LICENSE)
 """The vLLM subsystem's filters: plumbing to module_utils/_vllm/ (serve.py, unit.py, service_state.py,
-host_requirements.py, upgrade_plan.py, prometheus.py, versions.py, known_problems.py), which decide.
+service_plan.py, host_requirements.py, upgrade_plan.py, prometheus.py, versions.py, known_problems.py), which decide.
 
 Each filter is documented in <filter name>.yml beside this file (ansible-doc -t filter).
 """
@@ -19,7 +19,8 @@ _MU = "ansible_collections.inference.gpu_host.plugins.module_utils._vllm."
 # The error each module_utils file raises for a bad input (anything else is a bug, left as it is).
 _ERRORS = {"serve": "VllmServeError", "unit": "VllmUnitError", "service_state": "VllmServiceStateError",
            "versions": "VllmVersionError", "known_problems": "VllmVersionError", "upgrade_plan": "UpgradePlanError",
-           "prometheus": None, "host_requirements": "HostRequirementsError"}
+           "prometheus": None, "host_requirements": "HostRequirementsError",
+           "service_plan": "VllmServicePlanError"}
 
 
 def _call(name, module, function, *args, **options):
@@ -93,7 +94,8 @@ def vllm_drain(shutdown_timeout, supported=None):
 
 
 def vllm_service_host_problems(state, wanted):
-    return _call("vllm_service_host_problems", "host_requirements", "host_problems", state, wanted)
+    # The host read is large and a few of its keys are read: not copied into plain containers first.
+    return _call("vllm_service_host_problems", "host_requirements", "host_problems", state, wanted, plain=False)
 
 
 def vllm_device_access(user, wanted=(), passwd_entry=None, group_db=None, devices=()):
@@ -108,9 +110,9 @@ def systemd_exec(argv):
     return _call("systemd_exec", "unit", "systemd_exec", argv, prefix=False, plain=False)
 
 
-# ---------------------------------------------------------------- service_state.py, versions.py
+# ---------------------------------------------------------------- service_plan.py, service_state.py, versions.py
 def vllm_service_plan(state, wanted):
-    return _call("vllm_service_plan", "service_state", "plan", state, wanted, prefix=False, plain=False)
+    return _call("vllm_service_plan", "service_plan", "plan", state, wanted, prefix=False, plain=False)
 
 
 def file_fingerprint(files):

@@ -23,8 +23,6 @@ import re
 import stat
 
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
-from ansible_collections.inference.gpu_host.plugins.module_utils._drafter import derive
-from ansible_collections.inference.gpu_host.plugins.module_utils._drafter.dflash import render_config
 from ansible_collections.inference.gpu_host.plugins.module_utils._drafter.placement import place_reason
 from ansible_collections.inference.gpu_host.plugins.module_utils._common.files import read_record as _read_record
 from ansible_collections.inference.gpu_host.plugins.module_utils._common.files import sha256_text, stat_path
@@ -114,6 +112,14 @@ def _undecided(reason):
     return {"decided": False, "changed": None, "reason": reason, "result": None, "warnings": []}
 
 
+def _derive():
+    # The host side's (config_state, the state read): the controller's plan imports this file in a task's worker
+    # process, where a collection's module_utils is compiled again, and needs neither the derivation nor the DFlash
+    # rules (BENCHMARKS.md, issue 28).
+    from ansible_collections.inference.gpu_host.plugins.module_utils._drafter import derive
+    return derive
+
+
 def config_state(params, check_mode):
     """Whether dflash_drafter_config with these (validated) options would change config.json, and its result.
 
@@ -124,6 +130,7 @@ def config_state(params, check_mode):
     """
     if not os.path.exists(params["drafter"]):
         return _undecided("no weights at %s" % params["drafter"])
+    derive = _derive()
     try:
         found = derive.derive(params, check_mode)
     except derive.DestError as exc:
@@ -146,7 +153,7 @@ def config_state(params, check_mode):
 
 def validate_config_options(options, drafter):
     """(params, problem): the options converted as the module's argument_spec would, or why they are not valid."""
-    result = ArgumentSpecValidator(derive.config_spec()).validate(dict(options or {}, drafter=drafter))
+    result = ArgumentSpecValidator(_derive().config_spec()).validate(dict(options or {}, drafter=drafter))
     if result.error_messages:
         return None, "; ".join(result.error_messages)
     return result.validated_parameters, None
@@ -240,6 +247,11 @@ def local_facts(wanted, result):
     }
 
 
+def _render_config(config):
+    from ansible_collections.inference.gpu_host.plugins.module_utils._drafter.dflash import render_config
+    return render_config(config)
+
+
 def _file_differs(state, text, owner, group, mode):
     return not (state and state.get("isreg") and state.get("sha256") == sha256_text(text)
                 and attrs_match(state, owner, group, mode))
@@ -293,7 +305,7 @@ def _config_plan(state, wanted, place, weights_there, check):
         "config_probe": weights_there and not decided and not check,
         "config_write": bool(weights_there and (not decided or changed)),
         "config_result": cfg.get("result") if decided else None,
-        "config_text": render_config(cfg["result"]["config"]) if decided and changed else None,
+        "config_text": _render_config(cfg["result"]["config"]) if decided and changed else None,
         "rollback_files": rollback_files,
         "facts": facts,
         "facts_write": facts_write,

@@ -14,6 +14,8 @@ Public API (stdlib only):
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
+from collections.abc import Mapping
+
 from ansible_collections.inference.gpu_host.plugins.module_utils._vllm import unit as vllm_unit
 
 # The keys of ``wanted``: the role's inputs these checks name, and where the run stands.
@@ -27,7 +29,7 @@ class HostRequirementsError(ValueError):
 
 def _layers(target):
     text = target.get("text_config")
-    return int((text if isinstance(text, dict) else target).get("num_hidden_layers") or 0)
+    return int((text if isinstance(text, Mapping) else target).get("num_hidden_layers") or 0)
 
 
 def _gpu_problem(vllm, gpus, tensor_parallel_size):
@@ -57,7 +59,7 @@ def _checks(state, w):
     yield (w["drafter_model"] is not None and not check_mode and drafter is None,
            lambda: "vllm_service_speculative_config.model=%s has no config.json on %s (the drafter role writes it)."
                    % (w["drafter_model"], w["host"]))
-    ids = ((drafter or {}).get("dflash_config") or {}).get("target_layer_ids")
+    ids = list(((drafter or {}).get("dflash_config") or {}).get("target_layer_ids") or [])
     layers = _layers(target or {})
     yield (bool(ids) and layers > 0 and max(ids) >= layers,
            lambda: "The drafter's target_layer_ids %s do not fit the %d-layer target %s: the drafter was made for "
@@ -77,12 +79,13 @@ def _checks(state, w):
 def host_problems(state, wanted):
     """The first requirement of the service the host read ``state`` does not meet, as [message]; [] when none.
 
-    ``state``: the vllm_service_host_state module's result. ``wanted``: a mapping of WANTED (``drafter_model`` None
+    ``state``: the vllm_service_host_state module's result, as the filter gets it (read, not copied: only a few of
+    its keys matter). ``wanted``: a mapping of WANTED (``drafter_model`` None
     without a drafter; ``device_access``: unit.device_access's result). Each message names the variable to fix.
     """
-    if not isinstance(state, dict) or not isinstance(wanted, dict) or sorted(wanted) != sorted(WANTED):
+    if not isinstance(state, Mapping) or not isinstance(wanted, Mapping) or sorted(wanted) != sorted(WANTED):
         raise HostRequirementsError("expected the host state and a mapping of %s, got %s"
-                                    % (", ".join(WANTED), sorted(wanted) if isinstance(wanted, dict)
+                                    % (", ".join(WANTED), sorted(wanted) if isinstance(wanted, Mapping)
                                        else type(wanted).__name__))
     try:
         for applies, problem in _checks(state, wanted):

@@ -295,6 +295,24 @@ def build_serve_argv(entry_point, model, served_model_name, host, port, tensor_p
     return {"flags": flags, "argv": entry_argv + model_part + flags}
 
 
+# The settings preflight checks before the host is read (unit.check_unit_values, filter vllm_unit_problems), by the
+# same rules build_serve_argv applies when it renders them: {setting: check(value)}, None passing where it does.
+_PREFLIGHT = {
+    "tensor_parallel_size": lambda value: _unsigned("tensor_parallel_size", value, 1),
+    "gpu_memory_utilization": lambda value: value is None or _fraction("gpu_memory_utilization", value),
+    "max_model_len": lambda value: value is None or _unsigned("max_model_len", value, 1),
+    "max_num_batched_tokens": lambda value: value is None or _unsigned("max_num_batched_tokens", value, 1),
+    "enable_chunked_prefill": lambda value: _boolean("enable_chunked_prefill", value, allow_none=True),
+    "speculative_config": lambda value: _spec_json({} if value is None else value),
+}
+PREFLIGHT_SETTINGS = tuple(sorted(_PREFLIGHT))
+
+
+def check_setting(name, value):
+    """None, or VllmServeError naming vllm_service_<name> and what was expected: one of PREFLIGHT_SETTINGS."""
+    _PREFLIGHT[name](value)
+
+
 # The settings serve_argv takes: build_serve_argv's keywords, the role's variables without vllm_service_.
 SERVE_SETTINGS = ("model", "served_model_name", "host", "port", "tensor_parallel_size", "gpu_memory_utilization",
                   "max_model_len", "max_num_batched_tokens", "enable_chunked_prefill", "reasoning_parser",

@@ -9,10 +9,7 @@ listens on the port (and in which control group), the unit's systemd properties,
 environment file, record and environment directory (owner, group, mode, SHA-256), the target
 model's file fingerprint and which rollback copies exist.
 
-``plan`` runs on the controller (filter vllm_service_plan): it compares that with the files the
-role renders there and names only the work left, so that a run with nothing to change makes no
-other round trip but the readiness probe. Where it cannot tell (a symbolic mode, an unknown
-unit state), it leaves the task to run and the task decides.
+What a run must change is decided on the controller from this read: service_plan.py (filter vllm_service_plan).
 """
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
@@ -26,7 +23,7 @@ import re
 import stat
 
 from ansible_collections.inference.gpu_host.plugins.module_utils._common.files import (
-    path_state, read_json, read_record, read_text, sha256_text)
+    path_state, read_json, read_record, read_text)
 from ansible_collections.inference.gpu_host.plugins.module_utils._common.redaction import API_KEY
 from ansible_collections.inference.gpu_host.plugins.module_utils._common.systemd import (
     MAX_JOURNAL_LINES, SystemdError, UnitJournal, module_runner, show)
@@ -39,12 +36,10 @@ from ansible_collections.inference.gpu_host.plugins.module_utils._vllm.serve imp
 from ansible_collections.inference.gpu_host.plugins.module_utils._vllm.unit import PORT_RANGE, port_number
 from ansible_collections.inference.gpu_host.plugins.module_utils._vllm.versions import describe_installed
 
-_OCTAL_MODE = re.compile(r"^0?[0-7]{3,4}$")
 _PID = re.compile(r"pid=([0-9]+)")
 # What `systemctl show` is asked for (one call): the port check, the restart detection, the start.
 UNIT_PROPERTIES = ("ControlGroup", "InvocationID", "ActiveState", "UnitFileState")
 # systemd_service state=started leaves a unit alone in these states (is_running_service).
-_RUNNING = ("active", "activating")
 MAX_CGROUP_SIZE = 64 << 10
 
 
@@ -376,87 +371,4 @@ def probe_server(module, opts, port, unit, unit_state, listener):
             out.update(reason="captured_layers_mismatch", msg="%s serves, but %s" % (unit, verdict["message"]))
             return out
     out["ready"] = True
-    return out
-
-
-# ---------------------------------------------------------------- controller side
-
-def _mode_matches(have, want):
-    want = str(want)
-    if not _OCTAL_MODE.match(want) or not isinstance(have, str) or not _OCTAL_MODE.match(have):
-        return False  # symbolic, or unknown: let the task decide
-    return int(have, 8) == int(want, 8)
-
-
-def file_changed(state, want):
-    """Whether a copy of want["content"] with want's owner, group and mode would change the file."""
-    if not isinstance(want, dict) or not isinstance(want.get("content"), str):
-        raise VllmServiceStateError("vllm_service_plan: a file needs its content as a string, got %.80r"
-                                    % (sorted(want) if isinstance(want, dict) else want,))
-    state = state or {}
-    return not (state.get("exists") and not state.get("isdir")
-                and state.get("sha256") == sha256_text(want["content"])
-                and state.get("owner") == str(want.get("owner", "root"))
-                and state.get("group") == str(want.get("group", "root"))
-                and _mode_matches(state.get("mode"), want.get("mode", "")))
-
-
-def dir_changed(state, want):
-    state = state or {}
-    return not (state.get("exists") and state.get("isdir")
-                and state.get("owner") == str(want.get("owner", "root"))
-                and state.get("group") == str(want.get("group", "root"))
-                and _mode_matches(state.get("mode"), want.get("mode", "")))
-
-
-def port_check(state):
-    """(ok, listener): the port is free, or its listener runs in the unit's control group."""
-    port = state.get("port") or {}
-    listener = (port.get("listener") or "").strip()
-    cgroup = (state.get("unit") or {}).get("ControlGroup") or ""
-    if not listener:
-        return True, ""
-    return bool(cgroup) and cgroup in (port.get("listener_cgroup") or ""), listener
-
-
-def start_needed(state, enabled, pending):
-    """Whether systemd_service (state=started, enabled=...) could change anything.
-
-    Not when nothing is pending and the unit runs (or starts) and is enabled as wanted; an
-    unknown UnitFileState (static, linked, ...) leaves it to the module.
-    """
-    unit = state.get("unit") or {}
-    want = "enabled" if enabled else "disabled"
-    return bool(pending) or unit.get("ActiveState") not in _RUNNING or unit.get("UnitFileState") != want
-
-
-FILES = ("unit", "env", "record")
-DIRS = ("env_dir",)
-
-
-def plan(state, wanted):
-    """What a run must do, from the host's state (module) and the files the role renders.
-
-    wanted: any of unit, env, record ({content, owner, group, mode}), env_dir ({owner, group,
-    mode}), enabled (vllm_service_enabled). Only the keys given are decided; the result names no
-    content (the environment file's secrets stay on the controller).
-    """
-    if not isinstance(state, dict) or "files" not in state or "unit" not in state:
-        raise VllmServiceStateError("vllm_service_plan: expected the result of "
-                                    "inference.gpu_host.vllm_service_host_state, got %.80r" % (state,))
-    if not isinstance(wanted, dict):
-        raise VllmServiceStateError("vllm_service_plan: wanted must be a mapping, got %.80r" % (wanted,))
-    files = state["files"] or {}
-    out = {}
-    for key in FILES:
-        if key in wanted:
-            out[key + "_changed"] = file_changed(files.get(key), wanted[key])
-    for key in DIRS:
-        if key in wanted:
-            out[key + "_changed"] = dir_changed(files.get(key), wanted[key])
-    out["pending"] = bool(out.get("unit_changed") or out.get("env_changed"))
-    if "enabled" in wanted:
-        out["start_needed"] = start_needed(state, wanted["enabled"], out["pending"])
-    out["port_ok"], out["listener"] = port_check(state)
-    out["rollback_copies"] = list(state.get("rollback_copies") or [])
     return out

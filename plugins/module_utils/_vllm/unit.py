@@ -41,7 +41,6 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from ansible_collections.inference.gpu_host.plugins.module_utils._common.redaction import API_KEY, CREDENTIAL_NAME
 from ansible_collections.inference.gpu_host.plugins.module_utils._common.text import CONTROL
-from ansible_collections.inference.gpu_host.plugins.module_utils._vllm import versions as vllm_versions
 
 PREFIX = "vllm_service_"
 
@@ -738,6 +737,13 @@ _OTHER_SETTINGS = {
     PREFIX + "supplementary_groups": _check_groups,
     PREFIX + "shutdown_timeout": lambda variable, value: drain_settings(value, None),
     PREFIX + "extra_args": _check_extra_args,
+    # The command line's numbers and the speculative config, by serve.py's own rules (serve imports this file).
+    PREFIX + "tensor_parallel_size": lambda variable, value: _serve_setting("tensor_parallel_size", value),
+    PREFIX + "gpu_memory_utilization": lambda variable, value: _serve_setting("gpu_memory_utilization", value),
+    PREFIX + "max_model_len": lambda variable, value: _serve_setting("max_model_len", value),
+    PREFIX + "max_num_batched_tokens": lambda variable, value: _serve_setting("max_num_batched_tokens", value),
+    PREFIX + "enable_chunked_prefill": lambda variable, value: _serve_setting("enable_chunked_prefill", value),
+    PREFIX + "speculative_config": lambda variable, value: _serve_setting("speculative_config", value),
     PREFIX + "host": _check_one_line_arg,
     PREFIX + "reasoning_parser": _check_one_line_arg,
     PREFIX + "tool_call_parser": _check_one_line_arg,
@@ -762,8 +768,38 @@ def check_unit_value(variable, value):
     return None
 
 
+def _serve_setting(name, value):
+    from ansible_collections.inference.gpu_host.plugins.module_utils._vllm import serve
+    try:
+        serve.check_setting(name, value)
+    except serve.VllmServeError as exc:
+        raise VllmUnitError(str(exc))
+
+
+def _batched_problem(variables):
+    """vLLM refuses fewer batched tokens than the context length unless chunked prefill is on."""
+    batched, context = variables.get(PREFIX + "max_num_batched_tokens"), variables.get(PREFIX + "max_model_len")
+    chunked = str(variables.get(PREFIX + "enable_chunked_prefill")).strip().lower() in ("true", "yes", "on", "1", "y", "t")
+    try:
+        below = batched is not None and context is not None and int(batched) < int(context)
+    except (TypeError, ValueError):
+        return None  # the numbers' own checks name them
+    if not below or chunked:
+        return None
+    return ("%smax_num_batched_tokens=%s is below %smax_model_len=%s: vLLM refuses this unless chunked prefill is on "
+            "(%senable_chunked_prefill=true)." % (PREFIX, batched, PREFIX, context, PREFIX))
+
+
+def _versions():
+    # Imported only when a version is asked about: the filters that render the unit import this file in each task's
+    # worker process, where a collection's module_utils is compiled again, and most never read the versions table.
+    from ansible_collections.inference.gpu_host.plugins.module_utils._vllm import versions
+    return versions
+
+
 def _version_problems(variables, vllm_version):
     """The environment entries vLLM ``vllm_version`` refuses at start (versions.runner_env_problem), by variable."""
+    vllm_versions = _versions()
     vllm_versions.parse_version(vllm_version)  # a version that cannot be read is named even without the switch
     problems = []
     for variable in (PREFIX + "environment", PREFIX + "secret_environment"):
@@ -797,9 +833,11 @@ def check_unit_values(variables, skip_templates=False, vllm_version=None):
         problem = check_unit_value(variable, value)
         if problem:
             problems.append(problem)
+    if not problems:
+        problems += [p for p in [_batched_problem(variables)] if p]
     if vllm_version:
         try:
             problems += _version_problems(variables, vllm_version)
-        except vllm_versions.VllmVersionError as exc:
+        except _versions().VllmVersionError as exc:
             problems.append("the installed vLLM's version: %s" % exc)
     return problems

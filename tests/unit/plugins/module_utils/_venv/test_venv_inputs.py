@@ -20,8 +20,8 @@ def good(tmp_path):
     lock.write_text("torch==2.9.0 \\\n    --hash=sha256:00\nvllm==0.32.0 \\\n    --hash=sha256:11\n")
     return {"venv_dir": "/opt/ml-env", "state_dir": "/opt/ml-env/.generations", "keep_generations": 2,
             "generation_free_gib": 20, "vllm_version": "0.32.0", "vllm_package": "vllm", "lock_file": str(lock),
-            "allow_unchecked_vllm": False, "service_environments": {"vllm_service_environment": {},
-                                                                     "vllm_service_secret_environment": {}}}
+            "allow_unchecked_vllm": False,
+            "service_environments": {"vllm_service_environment": {}, "vllm_service_secret_environment": {}}}
 
 
 def test_good_inputs_have_no_problem(good):

@@ -13,6 +13,7 @@ from ansible.errors import AnsibleFilterError
 
 from ansible_collections.inference.gpu_host.plugins.filter.vllm import FilterModule as GpuHostFilters
 from ansible_collections.inference.gpu_host.plugins.filter.vllm import vllm_service_plan
+from ansible_collections.inference.gpu_host.plugins.module_utils._vllm import service_plan as sp
 from ansible_collections.inference.gpu_host.plugins.module_utils._vllm import service_state as vs
 from ansible_collections.inference.gpu_host.plugins.module_utils._common import files as hf
 from ansible_collections.inference.gpu_host.plugins.module_utils._common.systemd import parse_show
@@ -63,32 +64,32 @@ def _wanted(unit_text=UNIT, env_text=ENV, **over):
 # ------------------------------------------------------------------ plan
 
 def test_nothing_to_do(tmp_path):
-    out = vs.plan(_state(tmp_path), _wanted())
+    out = sp.plan(_state(tmp_path), _wanted())
     assert out == {"unit_changed": False, "env_changed": False, "env_dir_changed": False, "pending": False,
                    "start_needed": False, "port_ok": True, "listener": "", "rollback_copies": []}
 
 
 def test_changed_unit_is_pending_and_starts(tmp_path):
-    out = vs.plan(_state(tmp_path), _wanted(unit_text=UNIT + "X=1\n"))
+    out = sp.plan(_state(tmp_path), _wanted(unit_text=UNIT + "X=1\n"))
     assert out["unit_changed"] and not out["env_changed"] and out["pending"] and out["start_needed"]
 
 
 def test_env_mode_owner_and_missing_files(tmp_path):
     state = _state(tmp_path)
-    assert vs.plan(state, _wanted(env={"content": ENV, "owner": ME, "group": MY_GROUP, "mode": "0640"}))["env_changed"]
-    assert vs.plan(state, _wanted(env={"content": ENV, "owner": "nobody-igh", "group": MY_GROUP,
+    assert sp.plan(state, _wanted(env={"content": ENV, "owner": ME, "group": MY_GROUP, "mode": "0640"}))["env_changed"]
+    assert sp.plan(state, _wanted(env={"content": ENV, "owner": "nobody-igh", "group": MY_GROUP,
                                        "mode": "0600"}))["env_changed"]
-    blank = vs.plan(_state(tmp_path, unit=None, env=None), _wanted())
+    blank = sp.plan(_state(tmp_path, unit=None, env=None), _wanted())
     assert blank["unit_changed"] and blank["env_changed"] and blank["pending"]
 
 
 def test_symbolic_mode_leaves_the_task_to_decide(tmp_path):
-    out = vs.plan(_state(tmp_path), _wanted(unit={"content": UNIT, "owner": ME, "group": MY_GROUP, "mode": "u=rw"}))
+    out = sp.plan(_state(tmp_path), _wanted(unit={"content": UNIT, "owner": ME, "group": MY_GROUP, "mode": "u=rw"}))
     assert out["unit_changed"]
 
 
 def test_result_names_no_content(tmp_path):
-    out = vs.plan(_state(tmp_path), _wanted(env_text="HF_TOKEN=hf_verysecret\n"))
+    out = sp.plan(_state(tmp_path), _wanted(env_text="HF_TOKEN=hf_verysecret\n"))
     assert "verysecret" not in repr(out)
 
 
@@ -103,17 +104,17 @@ def test_result_names_no_content(tmp_path):
     ("", "", True, True),
 ])
 def test_start_needed(tmp_path, active, enabled, want, needed):
-    out = vs.plan(_state(tmp_path, active=active, enabled=enabled), _wanted(enabled=want))
+    out = sp.plan(_state(tmp_path, active=active, enabled=enabled), _wanted(enabled=want))
     assert out["start_needed"] is needed
 
 
 def test_port_held_by_the_unit_or_another(tmp_path):
     line = 'LISTEN 0 4096 127.0.0.1:8000 0.0.0.0:* users:(("vllm",pid=42,fd=3))'
-    ours = vs.plan(_state(tmp_path, listener=line, listener_cg="0::/system.slice/vllm-default.service\n"), _wanted())
+    ours = sp.plan(_state(tmp_path, listener=line, listener_cg="0::/system.slice/vllm-default.service\n"), _wanted())
     assert ours["port_ok"]
-    other = vs.plan(_state(tmp_path, listener=line, listener_cg="0::/user.slice/session-1.scope\n"), _wanted())
+    other = sp.plan(_state(tmp_path, listener=line, listener_cg="0::/user.slice/session-1.scope\n"), _wanted())
     assert not other["port_ok"] and other["listener"] == line
-    no_cgroup = vs.plan(_state(tmp_path, listener=line, listener_cg="0::/\n", cgroup=""), _wanted())
+    no_cgroup = sp.plan(_state(tmp_path, listener=line, listener_cg="0::/\n", cgroup=""), _wanted())
     assert not no_cgroup["port_ok"]
 
 
@@ -123,10 +124,10 @@ def test_only_the_keys_given_are_decided(tmp_path):
     state["files"]["record"] = hf.path_state(record)
     text = '{\n    "unit": "vllm-default.service"\n}\n'
     want = {"record": {"content": text, "owner": ME, "group": MY_GROUP, "mode": "0644"}}
-    assert vs.plan(state, want)["record_changed"] is True
+    assert sp.plan(state, want)["record_changed"] is True
     _write(tmp_path / "record.fact", text)
     state["files"]["record"] = hf.path_state(record)
-    out = vs.plan(state, want)
+    out = sp.plan(state, want)
     assert out["record_changed"] is False and "unit_changed" not in out and "start_needed" not in out
 
 
@@ -147,7 +148,7 @@ _text = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=2
 def test_file_changed_exactly_when_a_copy_would_change_it(have, want, mode, have_mode):
     state = {"exists": True, "isdir": False, "owner": "root", "group": "root", "mode": have_mode,
              "sha256": hf.sha256_text(have)}
-    changed = vs.file_changed(state, {"content": want, "owner": "root", "group": "root", "mode": mode})
+    changed = sp.file_changed(state, {"content": want, "owner": "root", "group": "root", "mode": mode})
     assert changed == (have != want or int(mode, 8) != int(have_mode, 8))
 
 
@@ -156,7 +157,7 @@ def test_file_changed_exactly_when_a_copy_would_change_it(have, want, mode, have
        want=st.booleans(), pending=st.booleans())
 def test_start_skipped_only_when_running_enabled_as_wanted_and_nothing_pending(active, enabled, want, pending):
     state = {"unit": {"ActiveState": active, "UnitFileState": enabled}}
-    needed = vs.start_needed(state, want, pending)
+    needed = sp.start_needed(state, want, pending)
     skipped_ok = (not pending and active in ("active", "activating")
                   and enabled == ("enabled" if want else "disabled"))
     assert needed is (not skipped_ok)
@@ -166,7 +167,7 @@ def test_start_skipped_only_when_running_enabled_as_wanted_and_nothing_pending(a
        cgroup=st.sampled_from(["", "/system.slice/vllm-a.service"]),
        listener_cg=st.sampled_from(["", "0::/system.slice/vllm-a.service\n", "0::/other\n"]))
 def test_port_ok_is_free_or_ours(listener, cgroup, listener_cg):
-    ok, _who = vs.port_check({"port": {"listener": listener, "listener_cgroup": listener_cg},
+    ok, _who = sp.port_check({"port": {"listener": listener, "listener_cgroup": listener_cg},
                               "unit": {"ControlGroup": cgroup}})
     assert ok == (not listener.strip() or (bool(cgroup) and cgroup in listener_cg))
 

@@ -739,3 +739,35 @@ def test_the_role_refuses_them_before_it_reads_the_host(tmp_path):
     assert report["stats"] == dict((host, report["stats"][host]) for host in expected)
     assert all(stats["failures"] == 1 and stats["changed"] == 0 for stats in report["stats"].values())
     assert not (tmp_path / "facts").exists()
+
+
+# The command line's numbers and speculative config, checked before the host is read by serve.py's own rules
+# (issue 28: the role's separate assert of them is gone), and batched tokens against the context length.
+@pytest.mark.parametrize("values, message", [
+    ({"vllm_service_tensor_parallel_size": 0}, "vllm_service_tensor_parallel_size: expected an integer >= 1"),
+    ({"vllm_service_gpu_memory_utilization": 1.5}, "vllm_service_gpu_memory_utilization: expected a number in (0, 1]"),
+    ({"vllm_service_max_model_len": "many"}, "vllm_service_max_model_len: expected an integer >= 1"),
+    ({"vllm_service_speculative_config": {"num_speculative_tokens": 2}},
+     "vllm_service_speculative_config: expected a dict with a method (e.g. method: dflash)"),
+    ({"vllm_service_speculative_config": ["dflash"]}, "vllm_service_speculative_config: expected a dict (empty for none)"),
+    ({"vllm_service_enable_chunked_prefill": "sometimes"}, "vllm_service_enable_chunked_prefill: expected true or false"),
+    ({"vllm_service_max_num_batched_tokens": 128, "vllm_service_max_model_len": 256},
+     "vllm_service_max_num_batched_tokens=128 is below vllm_service_max_model_len=256: vLLM refuses this unless "
+     "chunked prefill is on (vllm_service_enable_chunked_prefill=true)."),
+])
+def test_the_command_lines_settings_are_checked_before_the_read(values, message):
+    problems = check_unit_values(values)
+    assert len(problems) == 1 and problems[0].startswith(message), problems
+
+
+@pytest.mark.parametrize("values", [
+    {"vllm_service_tensor_parallel_size": 2, "vllm_service_gpu_memory_utilization": None,
+     "vllm_service_max_model_len": None, "vllm_service_max_num_batched_tokens": None,
+     "vllm_service_enable_chunked_prefill": None, "vllm_service_speculative_config": {}},
+    {"vllm_service_max_num_batched_tokens": 128, "vllm_service_max_model_len": 256,
+     "vllm_service_enable_chunked_prefill": "true"},
+    {"vllm_service_max_num_batched_tokens": 32768, "vllm_service_max_model_len": 32768,
+     "vllm_service_speculative_config": {"method": "dflash", "model": "/srv/dflash", "num_speculative_tokens": 15}},
+])
+def test_settings_vllm_accepts_pass(values):
+    assert check_unit_values(values) == []
