@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, inference.gpu_host contributors
 # Apache License 2.0 (see LICENSE)
-"""What the vllm_service role requires of the host, told from its one read of it (service_state.read_host).
+"""What the vllm_service role requires of the host, told from its one read of it (service_state.read_host_state).
 
 Asked once, after the read and before anything changes: vLLM in the venv, the environment this vLLM accepts and the
 toolchain its kernels build with, the target's and the drafter's config.json, the drafter's layer ids inside the
