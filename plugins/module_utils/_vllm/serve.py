@@ -309,8 +309,9 @@ PREFLIGHT_SETTINGS = tuple(sorted(_PREFLIGHT))
 
 
 def check_setting(name, value):
-    """None, or VllmServeError naming vllm_service_<name> and what was expected: one of PREFLIGHT_SETTINGS."""
-    _PREFLIGHT[name](value)
+    """The setting as build_serve_argv reads it (enable_chunked_prefill: True, False or None), or VllmServeError
+    naming vllm_service_<name> and what was expected: ``name`` one of PREFLIGHT_SETTINGS."""
+    return _PREFLIGHT[name](value)
 
 
 # The settings serve_argv takes: build_serve_argv's keywords, the role's variables without vllm_service_.

@@ -771,7 +771,7 @@ def check_unit_value(variable, value):
 def _serve_setting(name, value):
     from ansible_collections.inference.gpu_host.plugins.module_utils._vllm import serve
     try:
-        serve.check_setting(name, value)
+        return serve.check_setting(name, value)
     except serve.VllmServeError as exc:
         raise VllmUnitError(str(exc))
 
@@ -779,11 +779,12 @@ def _serve_setting(name, value):
 def _batched_problem(variables):
     """vLLM refuses fewer batched tokens than the context length unless chunked prefill is on."""
     batched, context = variables.get(PREFIX + "max_num_batched_tokens"), variables.get(PREFIX + "max_model_len")
-    chunked = str(variables.get(PREFIX + "enable_chunked_prefill")).strip().lower() in ("true", "yes", "on", "1", "y", "t")
     try:
         below = batched is not None and context is not None and int(batched) < int(context)
-    except (TypeError, ValueError):
-        return None  # the numbers' own checks name them
+        # Chunked prefill read as serve.py reads it (a raw inventory's template is no answer: not refused here).
+        chunked = below and _serve_setting("enable_chunked_prefill", variables.get(PREFIX + "enable_chunked_prefill"))
+    except (TypeError, ValueError, VllmUnitError):
+        return None  # the values' own checks name them
     if not below or chunked:
         return None
     return ("%smax_num_batched_tokens=%s is below %smax_model_len=%s: vLLM refuses this unless chunked prefill is on "

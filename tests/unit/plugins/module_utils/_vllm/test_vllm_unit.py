@@ -771,3 +771,10 @@ def test_the_command_lines_settings_are_checked_before_the_read(values, message)
 ])
 def test_settings_vllm_accepts_pass(values):
     assert check_unit_values(values) == []
+
+
+def test_chunked_prefill_is_read_as_serve_reads_it_and_a_raw_template_is_left_alone():
+    below = {"vllm_service_max_num_batched_tokens": 128, "vllm_service_max_model_len": 256}
+    assert check_unit_values(dict(below, vllm_service_enable_chunked_prefill="yes")) == []
+    assert len(check_unit_values(dict(below, vllm_service_enable_chunked_prefill="off"))) == 1
+    assert check_unit_values(dict(below, vllm_service_enable_chunked_prefill="{{ chunked }}"), skip_templates=True) == []
