@@ -23,6 +23,8 @@
 #   TORCH       the torch that RESOLVE pins beside vLLM (the GPU host's)            [2.11.0]
 #   WITH_020    0: skip the vLLM 0.20.1 extra set (step 5)                 [1 with 0.22.0, else 0]
 #   PIP         the pip to download with                                             [python3 -m pip]
+#   PINS_FILE   the pins to download instead of wheels-$VLLM_VERSION.txt (ct/make_parts.sh's wheelhouse)
+#   SPLIT       0: only download, no parts                                          [1]
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -42,7 +44,7 @@ PLATFORM_ARGS=(--python-version 3.12 --implementation cp --only-binary=:all: --n
 for n in $(seq 5 39); do PLATFORM_ARGS+=(--platform "manylinux_2_${n}_x86_64"); done
 PLATFORM_ARGS+=(--platform manylinux2014_x86_64 --platform manylinux1_x86_64 --platform linux_x86_64)
 
-pins_main="$HERE/wheels-$V.txt"
+pins_main="${PINS_FILE:-$HERE/wheels-$V.txt}"
 if [ "$RESOLVE" = 1 ]; then
     # Resolve for the GPU host's platform, then drop what its image already has and what the tiny run never loads.
     printf 'vllm==%s\ntorch==%s\n' "$V" "$TORCH" > "$OUT/requirements-$V.in"
@@ -96,10 +98,10 @@ split_parts() {  # split_parts <wheel dir> <parts dir> <name>
 }
 
 download "$pins_main" "$OUT/wheels-$V"
-split_parts "$OUT/wheels-$V" "$OUT/parts-$V" "wheels-$V"
+[ "${SPLIT:-1}" = 0 ] || split_parts "$OUT/wheels-$V" "$OUT/parts-$V" "wheels-$V"
 if [ "$WITH_020" = 1 ]; then
     download "$HERE/wheels-0.20.1-extra.txt" "$OUT/wheels-0.20.1-extra"
-    split_parts "$OUT/wheels-0.20.1-extra" "$OUT/parts-0.20.1" wheels-0.20.1-extra
+    [ "${SPLIT:-1}" = 0 ] || split_parts "$OUT/wheels-0.20.1-extra" "$OUT/parts-0.20.1" wheels-0.20.1-extra
 fi
-du -sh "$OUT"/wheels-* "$OUT"/parts-*
-ls "$OUT"/parts-*
+du -sh "$OUT"/wheels-*/
+[ "${SPLIT:-1}" = 0 ] || ls "$OUT"/parts-*

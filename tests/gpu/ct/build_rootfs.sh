@@ -11,6 +11,8 @@
 #   tests/gpu/ct/build_rootfs.sh OUT.tar.xz
 set -euo pipefail
 OUT="$1"
+command -v debootstrap >/dev/null || { echo "build_rootfs.sh: needs debootstrap (apt-get install -y debootstrap; tests/gpu/ct/make_parts.sh installs it)" >&2; exit 2; }
+mkdir -p "$(dirname "$OUT")"
 R="$(mktemp -d /var/tmp/igh-gpu-rootfs.XXXXXX)"
 trap 'rm -rf "$R"' EXIT
 # What a Proxmox Debian CT template ships (systemd, sshd, python3) plus the base role's packages and python3-apt
