@@ -2,7 +2,9 @@
 # Install everything the collection's tests and local run need, from nothing,
 # on a Debian bookworm machine (as root): LXC, the dev venv, the test harness.
 # Safe to run again: each step is skipped when already done.
+#   bash scripts/bootstrap.sh            (PYTHON: the python3 that makes .venv)
 set -euo pipefail
+case "${1:-}" in -h|--help) sed -n '2,/^[^#]/s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; exit 0;; esac
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 
@@ -35,6 +37,11 @@ if ! command -v promtool >/dev/null; then
   rm -rf "$tmp"
 fi
 
+# The base container (debootstrap, about a minute) and the dev venv need nothing of each other: the base
+# is built beside the venv (the harness is stdlib-only, so the system python3 runs it).
+python3 molecule/_shared/lxc_harness.py base >/dev/null &
+base_pid=$!
+
 # uv ships its own CA roots; the system store carries the site's private CA.
 export UV_NATIVE_TLS=1
 PY="${PYTHON:-python3}"
@@ -54,5 +61,5 @@ mkdir -p ~/.ansible/test/cache
 cp scripts/ansible_test_get_pip.py ~/.ansible/test/cache/get_pip_24_2.py
 
 # LXC: the bridge (no systemd here to start lxc-net), the base container.
-.venv/bin/python molecule/_shared/lxc_harness.py base >/dev/null
+wait "$base_pid" || { echo "bootstrap.sh: the LXC base container could not be built (above)" >&2; exit 1; }
 echo "== bootstrap done"

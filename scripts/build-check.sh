@@ -2,7 +2,9 @@
 # The collection as users get it: build the tarball, install it (offline: the
 # dependencies come from the `ansible` package already on the Python path), and
 # resolve every role, module and the site playbook by FQCN from that install.
+#   bash scripts/build-check.sh          (the dev venv's bin on PATH)
 set -euo pipefail
+case "${1:-}" in -h|--help) sed -n '2,/^[^#]/s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; exit 0;; esac
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 TMP="$(mktemp -d)"; trap 'rm -rf "$TMP"' EXIT
 cd "$ROOT"

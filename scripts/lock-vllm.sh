@@ -6,6 +6,7 @@
 # from a wheelhouse after torch (python_env_flash_attn_wheel, python_env_find_links
 # and python_env_flash_attn_source_build in roles/python_env/README.md).
 set -euo pipefail
+case "${1:-}" in -h|--help) sed -n '2,/^[^#]/s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; exit 0;; esac
 out="$1"; shift
 tmp="$(mktemp)"; trap 'rm -f "$tmp"' EXIT
 printf '%s\n' "$@" wheel packaging ninja psutil > "$tmp"

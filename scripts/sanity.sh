@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # ansible-test sanity needs the collection at ansible_collections/<ns>/<name>:
 # lay a copy out in a temporary directory and run it there.
+#   bash scripts/sanity.sh [ansible-test sanity's arguments, e.g. --test pylint]
 set -euo pipefail
+case "${1:-}" in -h|--help) sed -n '2,/^[^#]/s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; exit 0;; esac
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 WORK="${IGH_SANITY_DIR:-$HOME/.cache/inference.gpu_host/sanity}"  # outside any git checkout: ansible-test would honour its .gitignore
 DEST="$WORK/ansible_collections/inference/gpu_host"

@@ -38,7 +38,11 @@ Findings (exit 1):
     whatever module_utils/_vllm/unit.py's check_unit_value (the role's own check of
     what it renders there) refuses;
   * a host defined in two inventory files of one inventory (Ansible merges both
-    definitions silently);
+    definitions silently), naming each host variable the files set to different
+    values, the values (a credential's masked, a vaulted one never decrypted) and
+    the file whose value Ansible takes: it reads an inventory directory's files in
+    ASCII order of their names (subdirectories in place), and a later file's host
+    variable replaces an earlier one's;
   * a YAML file whose aliases expand past a bound (a "billion laughs" bomb), that
     nests too deep, has more nodes than any inventory needs or is over 4 MiB: it is
     named and that inventory is not loaded at all (loading it would hang).
@@ -66,14 +70,39 @@ from __future__ import annotations
 import argparse
 import copy
 import difflib
+import importlib.util
 import json
 import os
 import re
 import sys
 
-import yaml  # PyYAML, ansible-core's own YAML library: reads back the text a value was written as
-
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def build_parser():
+    parser = argparse.ArgumentParser(
+        description="Validate inventories against the roles' meta/argument_specs.yml (exit 0 clean, 1 findings).")
+    parser.add_argument("--inventory", action="append", metavar="DIR",
+                        help="an inventory directory (repeatable; default: every directory under inventories/)")
+    parser.add_argument("--json", action="store_true", help="print one JSON document instead of lines")
+    parser.add_argument("-v", "--verbose", action="store_true",
+                        help="also print what was not checked and why (templates that need facts, vaulted files)")
+    return parser
+
+
+# Run by a Python without ansible-core (the machine's python3 in a fresh clone): --help still answers, anything else
+# says which Python to use, instead of a traceback.
+try:
+    import ansible  # noqa: F401  pylint: disable=unused-import
+    import yaml  # PyYAML, ansible-core's own YAML library: reads back the text a value was written as
+except ImportError as _missing:
+    if __name__ != "__main__":
+        raise
+    build_parser().parse_args()
+    sys.stderr.write("validate_inventories.py: needs ansible-core and PyYAML (%s): run it with the dev venv's Python, "
+                     ".venv/bin/python scripts/validate_inventories.py (bash scripts/bootstrap.sh makes .venv)\n"
+                     % _missing)
+    sys.exit(2)
 
 # Read the collection's ansible.cfg wherever this runs from, and never facts
 # cached by an earlier playbook run: the result must depend on the repository only.
@@ -358,6 +387,70 @@ class _Loader(DataLoader):
         return super().load_from_file(file_name, *args, **kwargs)
 
 
+def _redaction():
+    """module_utils/_common/redaction.py (standard library only), loaded from this checkout by its path: the one home
+    of what counts as a credential, with or without the collection on the Python path."""
+    path = os.path.join(ROOT, "plugins", "module_utils", "_common", "redaction.py")
+    spec = importlib.util.spec_from_file_location("_igh_redaction", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+REDACTION = _redaction()
+# Variables every inventory source sets on its hosts (InventoryData.add_host): never a difference of their own.
+SOURCE_VARIABLES = ("inventory_file", "inventory_dir")
+
+
+def _comparable(value):
+    """A value with each vaulted string replaced by its ciphertext: compared without a vault secret."""
+    if isinstance(value, EncryptedString):
+        return ("<vaulted>", value._ciphertext)  # pylint: disable=protected-access
+    if isinstance(value, dict):
+        return {key: _comparable(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_comparable(item) for item in value]
+    return value
+
+
+def _unvaulted(value):
+    if isinstance(value, EncryptedString):
+        return "<vaulted>"
+    if isinstance(value, dict):
+        return {key: _unvaulted(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_unvaulted(item) for item in value]
+    return value
+
+
+def show_secret_safe(name, value):
+    """_show for a value a message names: a variable named like a credential is masked whole, a vaulted value is
+    <vaulted>, and credentials inside (an --api-key in a list, a token-named key) are masked as redaction.py masks
+    every report."""
+    if REDACTION.CREDENTIAL_NAME.search(name) and not isinstance(value, EncryptedString):
+        return json.dumps(REDACTION.MASK)
+    return _show(REDACTION.redact_data(_unvaulted(value)))
+
+
+def host_differences(definitions):
+    """The host variables that the files defining one host set to different values.
+
+    ``definitions``: (file, {variable: value}) in the order Ansible reads the files. Returns one dict per differing
+    variable, by name: {"variable", "values": [(file, value)...] in read order, "winner": the last file that sets it}
+    (the inventory's host replaces a variable each time a later file sets it: Host.set_variable)."""
+    setters = {}
+    for path, variables in definitions:
+        for name, value in variables.items():
+            if name not in SOURCE_VARIABLES:
+                setters.setdefault(name, []).append((path, value))
+    found = []
+    for name in sorted(setters):
+        values = setters[name]
+        if len(values) > 1 and any(_comparable(v) != _comparable(values[0][1]) for _p, v in values[1:]):
+            found.append({"variable": name, "values": values, "winner": values[-1][0]})
+    return found
+
+
 class Report:
     def __init__(self):
         self.findings = []
@@ -368,12 +461,15 @@ class Report:
         self.inventories = 0
 
     @staticmethod
-    def _entry(inventory, host, variable, kind, message, source):
-        return {"inventory": inventory, "host": host, "variable": variable, "kind": kind,
-                "message": message, "source": source}
+    def _entry(inventory, host, variable, kind, message, source, details=None):
+        entry = {"inventory": inventory, "host": host, "variable": variable, "kind": kind,
+                 "message": message, "source": source}
+        if details is not None:
+            entry["details"] = details
+        return entry
 
-    def finding(self, inventory, host, variable, kind, message, source=None):
-        entry = self._entry(inventory, host, variable, kind, message, source)
+    def finding(self, inventory, host, variable, kind, message, source=None, details=None):
+        entry = self._entry(inventory, host, variable, kind, message, source, details)
         if entry not in self.findings:
             self.findings.append(entry)
 
@@ -739,21 +835,58 @@ class InventoryCheck:
 
     def check_hosts_in_two_files(self):
         """A host defined in two inventory files: Ansible merges the definitions (groups and variables of both,
-        the later file winning) without a word, so what the host gets is set in two places."""
+        the later file winning) without a word, so what the host gets is set in two places. Each host variable
+        the files set differently is named, with the values and the file Ansible takes it from."""
         where = {}
-        for path in self._source_files(self.path):
+        for path in self._source_files(self.path):  # Ansible's read order
             try:
-                names = InventoryManager(loader=_Loader(), sources=[path]).hosts
+                hosts = InventoryManager(loader=_Loader(), sources=[path]).hosts
             except AnsibleError:
                 continue  # reported by the whole inventory's load
-            for name in names:
-                where.setdefault(name, []).append(os.path.relpath(path, self.path))
-        for name, files in sorted(where.items()):
-            if len(files) > 1:
-                self.report.finding(self.name, name, "-", "host_in_two_files",
-                                    "defined in %s: Ansible merges the definitions silently (groups and variables "
-                                    "of each, the later file winning); define the host in one file"
-                                    % " and ".join(files))
+            for name, host in hosts.items():
+                where.setdefault(name, []).append((os.path.relpath(path, self.path), dict(host.vars)))
+        for name, definitions in sorted(where.items()):
+            if len(definitions) < 2:
+                continue
+            files = [path for path, _vars in definitions]
+            differences = host_differences(definitions)
+            said, details = [], []
+            for diff in differences:
+                taken = self._taken(name, diff)
+                shown = ", ".join("%s %s" % (path, show_secret_safe(diff["variable"], value))
+                                  for path, value in diff["values"])
+                said.append("%s (%s: %s)" % (diff["variable"], shown, taken))
+                details.append({"variable": diff["variable"], "winner": diff["winner"], "taken": taken,
+                                "values": [[path, show_secret_safe(diff["variable"], value)]
+                                           for path, value in diff["values"]]})
+            differ = ("; the host variables that differ: %s (Ansible reads an inventory directory's files in ASCII "
+                      "order of their names, a later file's host variable replacing an earlier one's)"
+                      % ", ".join(said)) if said else ""
+            self.report.finding(self.name, name, "-", "host_in_two_files",
+                                "defined in %s: Ansible merges the definitions silently (groups and variables "
+                                "of each, the later file winning)%s; define the host in one file"
+                                % (" and ".join(files), differ), details=details or None)
+
+    def _taken(self, host_name, diff):
+        """Which value the whole inventory gives the host: the last file's (read order), unless host_vars/ sets it
+        too (above every inventory file's host variables), or hash_behaviour=merge merges the files' mappings."""
+        read_order = "Ansible takes %s's" % diff["winner"]
+        host = self.inventory.get_host(host_name) if self.inventory is not None else None
+        if host is None:
+            return read_order
+        try:
+            label = None
+            for source, _entity, values, _from_files in self._layers(host):
+                if diff["variable"] in values:
+                    label = source
+            value = self.variables.get_vars(host=host, include_hostvars=False).get(diff["variable"])
+        except AnsibleError:
+            return read_order
+        if label is not None and not label.startswith("inventory file"):
+            return "Ansible takes neither: %s sets it, above every inventory file's host variables" % label
+        if _comparable(value) == _comparable(diff["values"][-1][1]):
+            return read_order
+        return "Ansible merges them (hash_behaviour=merge) into %s" % show_secret_safe(diff["variable"], value)
 
     # -- files Ansible would silently ignore or that leak secrets ------------------------
 
@@ -997,13 +1130,7 @@ def default_inventories():
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(
-        description="Validate inventories against the roles' meta/argument_specs.yml (exit 0 clean, 1 findings).")
-    parser.add_argument("--inventory", action="append", metavar="DIR",
-                        help="an inventory directory (repeatable; default: every directory under inventories/)")
-    parser.add_argument("--json", action="store_true", help="print one JSON document instead of lines")
-    parser.add_argument("-v", "--verbose", action="store_true",
-                        help="also print what was not checked and why (templates that need facts, vaulted files)")
+    parser = build_parser()
     args = parser.parse_args(argv)
 
     paths = args.inventory or default_inventories()
