@@ -9,46 +9,19 @@ VariableManager over the same directory, for files of any names and nesting (Hyp
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
-import importlib.util
 import json
 import os
 import shutil
-import subprocess
-import sys
 import tempfile
 
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-SCRIPT = os.path.join(ROOT, "scripts", "validate_inventories.py")
+# The script as a module (vi), its roles, a real run of it (run) and write: as issue 27's tests have them.
+from test_validate_inventories_issue27 import roles, run, vi, write  # noqa: F401  pylint: disable=unused-import
+
 EXPLAINED = ("(Ansible reads an inventory directory's files in ASCII order of their names, a later file's host "
              "variable replacing an earlier one's)")
-
-
-@pytest.fixture(scope="module")
-def vi():
-    saved = dict(os.environ)
-    try:
-        spec = importlib.util.spec_from_file_location("validate_inventories_issue41", SCRIPT)
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-    finally:
-        os.environ.clear()
-        os.environ.update(saved)
-    return module
-
-
-@pytest.fixture(scope="module")
-def roles(vi):
-    from ansible.parsing.dataloader import DataLoader  # pylint: disable=import-outside-toplevel
-    return vi.load_roles(DataLoader())
-
-
-def write(path, text):
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    with open(path, "w", encoding="utf-8") as handle:
-        handle.write(text)
 
 
 def host_file(group, hosts):
@@ -58,12 +31,6 @@ def host_file(group, hosts):
         lines.append("        %s:%s" % (name, "" if variables else " {}"))
         lines += ["          %s: %s" % (key, json.dumps(value)) for key, value in variables.items()]
     return "\n".join(lines) + "\n"
-
-
-def run(*args):
-    proc = subprocess.run([sys.executable, SCRIPT] + list(args), cwd=ROOT, capture_output=True, text=True,
-                          timeout=120, check=False)
-    return proc.returncode, proc.stdout, proc.stderr
 
 
 @pytest.fixture(scope="module")
