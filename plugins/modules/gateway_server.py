@@ -19,6 +19,9 @@ description:
   - With O(state=ready) the server is back in rotation; the module waits until its health check (the model listed
     by C(GET /v1/models)) is C(UP), and fails when it is not within O(wait_timeout).
   - The admin state is read first; a server already in the wanted state is left alone (C(changed=false)).
+  - Each command on the admin socket ends within 10 seconds, its whole answer included; an answer that is not
+    HAProxy's whole answer (a row cut short, a count that is not one, no header, a backend it does not have) fails
+    naming the backend and server.
 author: inference.gpu_host contributors (!UNKNOWN)
 options:
   backend:

@@ -13,6 +13,7 @@ the new figures are recorded whatever they are (new hardware, a deliberate trade
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
+import json
 import math
 
 DEFAULT_ACCEPTANCE_DROP = 0.10
@@ -22,6 +23,8 @@ FIGURES = (
     ("mean_acceptance_length", "mean acceptance length", "acceptance_drop"),
     ("tok_s_c1", "single-request tok/s", "tok_s_drop"),
 )
+# Figures a record may hold as null: a run without speculative decoding has no acceptance length.
+NULLABLE = ("mean_acceptance_length",)
 
 
 class GateError(ValueError):
@@ -42,10 +45,37 @@ def check_threshold(name, value):
 
 
 def _figure(record, key):
-    value = (record or {}).get(key)
+    value = record.get(key) if isinstance(record, dict) else None
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
         return None
     return float(value)
+
+
+def _sound(value):
+    return not isinstance(value, bool) and isinstance(value, (int, float)) and math.isfinite(value) and value > 0
+
+
+def recorded_problems(figures):
+    """Why recorded figures cannot be compared with ([] when they can): each figure the gate compares must be
+    there and a finite number above 0; the mean acceptance length may be null (recorded without speculation).
+    A hand-edited or corrupted record is refused, never read as "nothing to compare"."""
+    if not isinstance(figures, dict):
+        return ["the figures are %s, not a mapping" % type(figures).__name__]
+    problems = []
+    for key, dummy, dummy in FIGURES:
+        if key not in figures:
+            problems.append("%s is missing" % key)
+        elif not _sound(figures[key]) and not (figures[key] is None and key in NULLABLE):
+            problems.append("%s is %s, expected a finite number above 0%s" % (
+                key, _quoted(figures[key]), " or null" if key in NULLABLE else ""))
+    return problems
+
+
+def _quoted(value):
+    try:
+        return json.dumps(value)[:60]
+    except (TypeError, ValueError):
+        return repr(value)[:60]
 
 
 def _compare(key, words, limit, previous, current):
@@ -82,10 +112,26 @@ def decide(previous, current, acceptance_drop=DEFAULT_ACCEPTANCE_DROP, tok_s_dro
     """
     limits = {"acceptance_drop": check_threshold("acceptance_drop", acceptance_drop),
               "tok_s_drop": check_threshold("tok_s_drop", tok_s_drop)}
+    new_problems = [p for p in recorded_problems(current) if not p.startswith("mean_acceptance_length")]
     if not previous:
         checks = [_compare(key, words, limits[limit], None, current) for key, words, limit in FIGURES]
+        if new_problems:
+            return {"verdict": "failed", "passed": False, "record": False, "checks": checks,
+                    "message": "the first benchmark of this instance has no figures to record (%s): %s"
+                               % ("; ".join(new_problems), "; ".join(c["text"] for c in checks))}
         return {"verdict": "first", "passed": True, "record": True, "checks": checks,
                 "message": "first benchmark of this instance, recorded: " + "; ".join(c["text"] for c in checks)}
+    problems = recorded_problems(previous)
+    if problems:
+        # Never "nothing to compare": a record the gate cannot read fails, unless the new figures replace it on purpose.
+        checks = [_compare(key, words, limits[limit], None, current) for key, words, limit in FIGURES]
+        text = "the recorded figures cannot be compared with (%s); the new run: %s" % (
+            "; ".join(problems), "; ".join(c["text"] for c in checks))
+        if accept_new and not new_problems:
+            return {"verdict": "accepted", "passed": True, "record": True, "checks": checks,
+                    "message": "new figures accepted on purpose (accept_new): " + text}
+        return {"verdict": "failed", "passed": False, "record": False, "checks": checks,
+                "message": text + " (accept_new records the new figures in their stead)"}
     checks = [_compare(key, words, limits[limit], previous, current) for key, words, limit in FIGURES]
     failed = [c for c in checks if not c["passed"]]
     text = "; ".join(c["text"] for c in checks)

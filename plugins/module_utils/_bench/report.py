@@ -9,10 +9,16 @@ The PNG plot is drawn from the same document by roles/serving_benchmark/files/pl
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
-import json
+import math
 
 from ansible_collections.inference.gpu_host.plugins.module_utils._bench.baseline import speedup
+from ansible_collections.inference.gpu_host.plugins.module_utils._common.files import parse_json_bounded
 
+# A record is a few KiB (store.MAX_RECORD_BYTES): the drift check reads no more of one.
+MAX_RECORD_TEXT = 1 << 20
+
+# A real drafter proposes 16 tokens at most (metrics.MAX_POSITIONS bounds what is read).
+MAX_POSITIONS_SHOWN = 64
 # (column header, figure key, format)
 COLUMNS = (
     ("time", None, "%s"),
@@ -35,7 +41,7 @@ class ReportError(ValueError):
 
 
 def _cell(record, header, key, fmt):
-    figures = record.get("figures") or {}
+    figures = record.get("figures") if isinstance(record.get("figures"), dict) else {}
     if header == "time":
         return str(record.get("time", ""))
     if header == "generation":
@@ -48,10 +54,9 @@ def _cell(record, header, key, fmt):
         return str(record.get("verdict", ""))
     if header.startswith(("TTFT", "ITL")):
         name = "ttft" if header.startswith("TTFT") else "itl"
-        low, high = figures.get(name + "_p50_ms"), figures.get(name + "_p99_ms")
-        return "%s/%s" % ("-" if low is None else "%.1f" % low, "-" if high is None else "%.1f" % high)
-    value = figures.get(key)
-    return "-" if value is None else fmt % value
+        return "%s/%s" % (_number_text(figures.get(name + "_p50_ms"), "%.1f"),
+                          _number_text(figures.get(name + "_p99_ms"), "%.1f"))
+    return _number_text(figures.get(key), fmt)
 
 
 def _records(records):
@@ -82,10 +87,13 @@ def table(records, title="", speedup=None):
         if n == 0:
             lines.append("  ".join("-" * w for w in widths))
     if rows:
-        per = (rows[-1].get("figures") or {}).get("per_position_acceptance") or []
+        figures = rows[-1].get("figures") if isinstance(rows[-1].get("figures"), dict) else {}
+        per = figures.get("per_position_acceptance")
+        per = per[:MAX_POSITIONS_SHOWN] if isinstance(per, list) else []
         lines.append("")
         lines.append("per-position acceptance (latest): " + (
-            ", ".join("%d: %.2f" % (i, v) for i, v in enumerate(per)) if per else "none (no speculative decoding)"))
+            ", ".join("%d: %s" % (i, _number_text(v, "%.2f")) for i, v in enumerate(per)) if per
+            else "none (no speculative decoding)"))
     else:
         lines.append("(no benchmark recorded)")
     lines.append(_speedup_line(speedup))
@@ -113,17 +121,25 @@ def _parsed(text, what):
     """(record or None, note): a record file's text ('' when there is none)."""
     if text in (None, ""):
         return None, "no %s recorded" % what
-    try:
-        record = json.loads(text) if isinstance(text, str) else text
-    except ValueError as exc:
-        return None, "the %s record does not parse (%s)" % (what, exc)
+    if isinstance(text, str):
+        if len(text) > MAX_RECORD_TEXT:
+            return None, "the %s record is larger than %d bytes, not one of the collection's" % (what, MAX_RECORD_TEXT)
+        # Bounded in depth and without NaN/Infinity, as the module reads records (issue 39).
+        record, why = parse_json_bounded(text)
+        if why:
+            return None, "the %s record does not parse (%s)" % (what, why)
+    else:
+        record = text
     if not isinstance(record, dict) or not isinstance(record.get("figures"), dict):
         return None, "the %s record holds no figures" % what
     return record, ""
 
 
 def _number_text(value, fmt):
-    return "-" if isinstance(value, bool) or not isinstance(value, (int, float)) else fmt % value
+    """A figure as ``fmt`` says, or '-' for what is no finite number (text, NaN, a list in a hand-edited record)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        return "-"
+    return fmt % value
 
 
 def _live(live):
@@ -154,7 +170,7 @@ def drift_info(last_text, baseline_text="", live=None):
                         generation=record.get("generation"))
         parts.append("last recorded benchmark %s (%s): %s tok/s at concurrency 1, %s at %s, acceptance length %s" % (
             record.get("time", "?"), record.get("generation", "?"), _number_text(figures.get("tok_s_c1"), "%.1f"),
-            _number_text(figures.get("tok_s_cN"), "%.1f"), figures.get("concurrency", "N"),
+            _number_text(figures.get("tok_s_cN"), "%.1f"), _number_text(figures.get("concurrency"), "%d"),
             _number_text(figures.get("mean_acceptance_length"), "%.2f")))
     else:
         parts.append(note)

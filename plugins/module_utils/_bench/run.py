@@ -26,9 +26,14 @@ import subprocess
 import tempfile
 
 from ansible_collections.inference.gpu_host.plugins.module_utils._bench import baseline, gate, metrics, store, summary
+from ansible_collections.inference.gpu_host.plugins.module_utils._common.files import (
+    NotRegularFile, open_regular, read_json)
 from ansible_collections.inference.gpu_host.plugins.module_utils._vllm.probe import Http
 
 METRICS_TIMEOUT = 30
+# An environment file is a few lines; a result of `vllm bench serve` a few KiB.
+MAX_ENV_BYTES = 1 << 20
+MAX_RESULT_BYTES = 16 << 20
 # What the module passes (plugins/modules/vllm_benchmark.py documents each).
 OPTIONS = ("url", "served_model_name", "tokenizer", "venv", "unit_path", "env_file", "drafter_dir", "prompts",
            "results_dir", "num_prompts", "concurrency", "output_len", "max_seconds", "force", "gate",
@@ -119,8 +124,10 @@ def _env(o):
     env = dict(os.environ)
     env.pop("OPENAI_API_KEY", None)
     try:
-        with open(o["env_file"]) as fh:
-            key = api_key_from_env_file(fh.read())
+        with open_regular(o["env_file"]) as fh:
+            key = api_key_from_env_file(fh.read(MAX_ENV_BYTES).decode("utf-8", "replace"))
+    except NotRegularFile as exc:
+        raise BenchError("env_file: %s; expected the unit's environment file" % exc)
     except (IOError, OSError):
         key = ""
     if key:
@@ -139,11 +146,10 @@ def _one_run(o, runner, env, concurrency, tmp):
         why = "ran past max_seconds=%s" % o["max_seconds"] if rc is None else "exited %s" % rc
         raise BenchError("vllm bench serve at concurrency %d %s: %s" % (concurrency, why, tail[-1500:]))
     after = metrics.read_counters(runner.metrics_text())
-    try:
-        with open(os.path.join(tmp, name)) as fh:
-            result = json.load(fh)
-    except (IOError, OSError, ValueError) as exc:
-        raise BenchError("vllm bench serve at concurrency %d wrote no readable result: %s" % (concurrency, exc))
+    result, why = read_json(os.path.join(tmp, name), MAX_RESULT_BYTES)
+    if result is None:
+        raise BenchError("vllm bench serve at concurrency %d wrote no readable result: %s"
+                         % (concurrency, why or "%s is missing" % name))
     return result, metrics.window(before, after)
 
 
@@ -195,7 +201,7 @@ def benchmark_baseline(o, check_mode=False, runner=None):
     directory = os.path.join(o["results_dir"], BASELINE_DIR)
     key, parts = _baseline_key(o, plan)
     try:
-        existing, last, records = store.load(directory, key)
+        existing, last, records = store.load(directory, key, compared=False)
     except store.StoreError as exc:
         raise BenchError(str(exc))
     shown_plan = dict((k, plan[k]) for k in ("speculative", "dropin_dir", "dropin_path", "dropin"))
@@ -222,8 +228,8 @@ def benchmark_baseline(o, check_mode=False, runner=None):
               "verdict": "baseline", "kind": "baseline", "measured_with": o.get("measured_with") or "",
               "figures": figures}
     record.update(parts)
-    store.save(directory, record, True)
-    last_now, records = store.load(directory, key)[1:]
+    _save(directory, record, True, out)
+    last_now, records = store.load(directory, key, compared=False)[1:]
     out.update(changed=True, ran=True, record=record, last=last_now, records=records,
                msg="the plain target (no speculation): %.1f tok/s at concurrency 1" % figures["tok_s_c1"],
                diff=_diff(directory, existing, record))
@@ -241,6 +247,13 @@ def _refuse_a_left_dropin(o, out):
         raise BenchError("%s is left from an interrupted baseline: %s serves without --speculative-config. Remove "
                          "it and restart the unit (playbooks/benchmark.yml does both) before benchmarking"
                          % (path, unit), out)
+
+
+def _save(directory, record, as_last, out):
+    try:
+        store.save(directory, record, as_last)
+    except store.StoreError as exc:
+        raise BenchError(str(exc), out)
 
 
 def _measured(o, runner, out):
@@ -287,9 +300,10 @@ def benchmark(o, check_mode=False, runner=None):
     if o.get("baseline"):
         return benchmark_baseline(o, check_mode, runner)
     try:
+        store.check_dir(o["results_dir"])
         key, parts = _key(o, check_mode)
         existing, last, records = store.load(o["results_dir"], key)
-        baseline_last = store.load(os.path.join(o["results_dir"], BASELINE_DIR), "")[1]
+        baseline_last = store.load(os.path.join(o["results_dir"], BASELINE_DIR), "", compared=False)[1]
     except store.StoreError as exc:
         raise BenchError(str(exc))
     out = {"changed": False, "ran": False, "key": key, "key_parts": parts, "record": existing, "last": last,
@@ -308,7 +322,7 @@ def benchmark(o, check_mode=False, runner=None):
     record = {"schema": store.SCHEMA, "key": key, "time": runner.now(), "served_model_name": o["served_model_name"],
               "verdict": decision["verdict"], "figures": figures}
     record.update(parts)
-    store.save(o["results_dir"], record, decision["record"])
+    _save(o["results_dir"], record, decision["record"], out)
     last_now, records = store.load(o["results_dir"], key)[1:]
     out.update(changed=True, ran=True, record=record, last=last_now, records=records, gate=decision,
                msg=decision["message"], diff=_diff(o["results_dir"], existing, record))

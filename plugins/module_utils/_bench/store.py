@@ -25,7 +25,9 @@ import os
 import re
 import tempfile
 
-from ansible_collections.inference.gpu_host.plugins.module_utils._common.files import parse_json_bounded
+from ansible_collections.inference.gpu_host.plugins.module_utils._bench.gate import recorded_problems
+from ansible_collections.inference.gpu_host.plugins.module_utils._common.files import (
+    NotRegularFile, open_regular, parse_json_bounded)
 
 LAST = "last.json"
 RECORD_SUFFIX = ".json"
@@ -46,11 +48,31 @@ def _sha(data):
 
 
 def _read_bytes(path, limit=MAX_RECORD_BYTES):
-    with open(path, "rb") as fh:
-        data = fh.read(limit + 1)
+    """The bytes of a regular file of at most ``limit`` bytes. A FIFO or a device is never opened (it would block
+    or never end): StoreError naming it, as for a file too large; OSError when it is missing or unreadable."""
+    try:
+        with open_regular(path) as fh:
+            data = fh.read(limit + 1)
+    except NotRegularFile as exc:
+        raise StoreError("%s: move it away or remove it" % exc)
     if len(data) > limit:
         raise StoreError("%s is larger than %d bytes" % (path, limit))
     return data
+
+
+def check_dir(path, option="results_dir"):
+    """StoreError unless ``path`` is a directory or can be made one (every part of it that exists is a directory):
+    asked before any load is sent, so that the figures of a run always have somewhere to go."""
+    existing = path
+    while existing and not os.path.lexists(existing):
+        parent = os.path.dirname(existing)
+        if parent == existing:
+            break
+        existing = parent
+    if existing and os.path.lexists(existing) and not os.path.isdir(existing):
+        what = "a regular file" if os.path.isfile(existing) else "not a directory"
+        raise StoreError("%s=%s: %s is %s, not a directory: nothing measured (move it away or choose another "
+                         "directory)" % (option, path, existing, what))
 
 
 def _weights_sha(path, cache_path, write_cache):
@@ -67,12 +89,15 @@ def _weights_sha(path, cache_path, write_cache):
     if not why and isinstance(cached, dict) and all(cached.get(k) == v for k, v in stamp.items()):
         return str(cached.get("sha256", ""))
     digest = hashlib.sha256()
-    with open(path, "rb") as fh:
+    with open_regular(path) as fh:
         for block in iter(lambda: fh.read(1 << 20), b""):
             digest.update(block)
     stamp["sha256"] = digest.hexdigest()
     if write_cache:
-        _write(cache_path, stamp)
+        try:
+            _write(cache_path, stamp)
+        except (IOError, OSError):
+            pass  # only a cache: the next run reads the weights again
     return stamp["sha256"]
 
 
@@ -99,7 +124,7 @@ def unit_hash(unit_path):
     """sha256 of the unit file's bytes (StoreError when it cannot be read: no unit, no served instance)."""
     try:
         return _sha(_read_bytes(unit_path))
-    except (IOError, OSError) as exc:
+    except (IOError, OSError, StoreError) as exc:
         raise StoreError("cannot read the unit %s: %s" % (unit_path, exc))
 
 
@@ -107,7 +132,7 @@ def read_text(path):
     """The text of a unit file (StoreError when it cannot be read or is not UTF-8)."""
     try:
         return _read_bytes(path).decode("utf-8")
-    except (IOError, OSError, UnicodeDecodeError) as exc:
+    except (IOError, OSError, UnicodeDecodeError, StoreError) as exc:
         raise StoreError("cannot read the unit %s: %s" % (path, exc))
 
 
@@ -119,26 +144,62 @@ def store_key(generation, drafter_fp, unit_sha):
     return "%s__d-%s__u-%s" % (gen, _SAFE.sub("_", str(drafter_fp)[:12]), _SAFE.sub("_", str(unit_sha)[:12]))
 
 
-def _load(path):
+def _load(path, compared=False):
+    """The record at ``path``, None when there is none; StoreError naming the file when it is not a record (a FIFO,
+    too large, not JSON, no figures) or, when the gate ``compared`` with it, when a figure cannot be compared."""
     try:
         data = _read_bytes(path)
-    except (IOError, OSError):
+    except (FileNotFoundError, NotADirectoryError):
         return None
+    except (IOError, OSError) as exc:
+        raise StoreError("%s cannot be read: %s" % (path, exc))
     record, why = parse_json_bounded(data)
     if why:
-        raise StoreError("%s is not a benchmark record (%s): move it away or remove it" % (path, why))
+        raise StoreError("%s is not a benchmark record (%s): move it away or remove it"
+                         % (path, (_where_constants(data) if "not a JSON value" in why else "") or why))
     if not isinstance(record, dict) or not isinstance(record.get("figures"), dict):
         raise StoreError("%s is not a benchmark record (no figures): move it away or remove it" % path)
+    problems = recorded_problems(record["figures"]) if compared else []
+    if problems:
+        raise StoreError("%s holds figures the gate cannot compare with (%s): move it away or remove it, and the "
+                         "next run records new figures" % (path, "; ".join(problems)))
     return record
 
 
-def load(results_dir, key):
-    """(the record under ``key`` or None, the last recorded one or None, every record sorted by time)."""
+class _Constant(str):
+    """NaN, Infinity or -Infinity where JSON has no such value (json accepts them; a record must not)."""
+
+
+def _where_constants(data):
+    """'figures.tok_s_c1 is NaN' for the values JSON does not have, or '' (also when the text is no JSON at all).
+    Only called for a text parse_json_bounded refused for such a value: its depth is counted already."""
+    try:
+        parsed = json.loads(data.decode("utf-8"), parse_constant=_Constant)
+    except (ValueError, RecursionError):
+        return ""
+    found, todo = [], [("", parsed)]
+    while todo and len(found) < 5:
+        path, value = todo.pop()
+        if isinstance(value, _Constant):
+            found.append("%s is %s" % (path or "the record", value))
+        elif isinstance(value, dict):
+            todo.extend(("%s.%s" % (path, k) if path else str(k), v) for k, v in value.items())
+        elif isinstance(value, list):
+            todo.extend(("%s[%d]" % (path, i), v) for i, v in enumerate(value))
+    return "; ".join(sorted(found)) + (", not a JSON number" if found else "")
+
+
+def load(results_dir, key, compared=True):
+    """(the record under ``key`` or None, the last recorded one or None, every record sorted by time).
+    ``compared``: the last recorded figures are the gate's, checked as it reads them (not the baseline's)."""
+    check_dir(results_dir)
     records = []
     try:
         names = sorted(os.listdir(results_dir))
-    except OSError:
+    except (FileNotFoundError, NotADirectoryError):
         names = []
+    except OSError as exc:
+        raise StoreError("%s cannot be read: %s" % (results_dir, exc))
     for name in names:
         if name.endswith(RECORD_SUFFIX) and name != LAST and not name.startswith("."):
             record = _load(os.path.join(results_dir, name))
@@ -146,7 +207,7 @@ def load(results_dir, key):
                 records.append(record)
     records.sort(key=lambda r: (str(r.get("time", "")), str(r.get("key", ""))))
     by_key = [r for r in records if r.get("key") == key]
-    return (by_key[-1] if by_key else None), _load(os.path.join(results_dir, LAST)), records
+    return (by_key[-1] if by_key else None), _load(os.path.join(results_dir, LAST), compared), records
 
 
 def _write(path, record):
@@ -168,6 +229,9 @@ def _write(path, record):
 
 def save(results_dir, record, as_last):
     """Write ``record`` under its key, and as last.json when ``as_last`` (the gate recorded it)."""
-    _write(os.path.join(results_dir, record["key"] + RECORD_SUFFIX), record)
-    if as_last:
-        _write(os.path.join(results_dir, LAST), record)
+    try:
+        _write(os.path.join(results_dir, record["key"] + RECORD_SUFFIX), record)
+        if as_last:
+            _write(os.path.join(results_dir, LAST), record)
+    except (IOError, OSError) as exc:
+        raise StoreError("the figures could not be written under %s: %s" % (results_dir, exc))

@@ -14,6 +14,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import csv
+import re
 import socket
 import time
 
@@ -25,45 +26,91 @@ DRAIN_BITS = 0x18
 STATES = ("ready", "drain", "maint")
 
 
+# `show stat` of a gateway with thousands of servers is a few MiB; an answer beyond this is not HAProxy's.
+MAX_ANSWER_BYTES = 16 << 20
+_COUNT = re.compile(r"\A[0-9]{1,12}\Z")
+
+
 class RuntimeApiError(Exception):
     """The admin socket could not be reached or answered something unexpected."""
 
 
 def send(path, command, timeout=10.0):
-    """One command on the admin socket; its whole answer."""
+    """One command on the admin socket; its whole answer, within ``timeout`` seconds in all (connect to last byte:
+    a socket's own timeout bounds each wait, so an answer trickling a byte at a time would never end)."""
+    deadline = time.monotonic() + timeout
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    sock.settimeout(timeout)
+    chunks, size = [], 0
+
+    def left():
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise socket.timeout("deadline")
+        return remaining
     try:
+        sock.settimeout(left())
         sock.connect(path)
+        sock.settimeout(left())
         sock.sendall(command.encode("ascii") + b"\n")
-        chunks = []
         while True:
+            sock.settimeout(left())
             chunk = sock.recv(65536)
             if not chunk:
                 break
+            size += len(chunk)
+            if size > MAX_ANSWER_BYTES:
+                raise RuntimeApiError("HAProxy's admin socket %s answered %r with more than %d bytes"
+                                      % (path, command, MAX_ANSWER_BYTES))
             chunks.append(chunk)
-    except (OSError, socket.timeout) as exc:
+    except socket.timeout:
+        raise RuntimeApiError("HAProxy's admin socket %s did not answer %r within %g s" % (path, command, timeout))
+    except OSError as exc:
         raise RuntimeApiError("HAProxy's admin socket %s: %s" % (path, exc))
     finally:
         sock.close()
     return b"".join(chunks).decode("utf-8", "replace")
 
 
-def parse_stat(text):
-    """``show stat`` (CSV whose header line starts with ``# ``) as a list of dicts."""
+def _where(backend, server):
+    return "%s/%s: " % (backend, server) if backend or server else ""
+
+
+def parse_stat(text, backend="", server=""):
+    """``show stat`` (CSV whose header line starts with ``# ``) as a list of dicts; every row has the header's
+    fields, else RuntimeApiError naming the server asked about (``backend``/``server``)."""
+    where = _where(backend, server)
     lines = [line for line in text.split("\n") if line.strip()]
     if not lines or not lines[0].startswith("# "):
-        raise RuntimeApiError("show stat answered no CSV header: %r" % text[:200])
-    return list(csv.DictReader([lines[0][2:]] + lines[1:]))
+        raise RuntimeApiError("%sshow stat answered no CSV header: %r" % (where, text[:200]))
+    rows = list(csv.reader([lines[0][2:]] + lines[1:]))
+    header = rows[0]
+    for row in rows[1:]:
+        if len(row) != len(header):
+            raise RuntimeApiError("%sshow stat answered a row of %d fields under a header of %d (cut short?): %r"
+                                  % (where, len(row), len(header), ",".join(row)[:200]))
+    return [dict(zip(header, row)) for row in rows[1:]]
 
 
-def parse_servers_state(text):
-    """``show servers state`` (a version line, a ``# `` header, space-separated rows) as a list of dicts."""
+def parse_servers_state(text, backend="", server=""):
+    """``show servers state`` (a version line, a ``# `` header, space-separated rows) as a list of dicts; every row
+    has the header's fields, else RuntimeApiError naming the server asked about."""
+    where = _where(backend, server)
     lines = [line for line in text.split("\n") if line.strip()]
     if len(lines) < 2 or not lines[1].startswith("# "):
-        raise RuntimeApiError("show servers state answered no header: %r" % text[:200])
+        missing = "the gateway has no backend %s: " % backend if "Can't find backend" in text and backend else ""
+        raise RuntimeApiError("%s%sshow servers state%s answered no header: %r" % (
+            where, missing, " " + backend if backend else "", text[:200]))
     header = lines[1][2:].split()
-    return [dict(zip(header, line.split())) for line in lines[2:] if not line.startswith("#")]
+    rows = []
+    for line in lines[2:]:
+        if line.startswith("#"):
+            continue
+        fields = line.split()
+        if len(fields) != len(header):
+            raise RuntimeApiError("%sshow servers state answered a row of %d fields under a header of %d (cut "
+                                  "short?): %r" % (where, len(fields), len(header), line[:200]))
+        rows.append(dict(zip(header, fields)))
+    return rows
 
 
 def admin_state(bits):
@@ -75,18 +122,25 @@ def admin_state(bits):
 
 
 def server_view(stat_rows, state_rows, backend, server):
-    """{state, status, sessions} of one server, or None when the gateway has no such server."""
+    """{state, status, sessions} of one server, or None when the gateway has no such server; RuntimeApiError
+    naming it when its rows lack a field or hold a count that is not one."""
     stat = [r for r in stat_rows if r.get("pxname") == backend and r.get("svname") == server]
     admin = [r for r in state_rows if r.get("be_name") == backend and r.get("srv_name") == server]
     if not stat or not admin:
         return None
-    return {"state": admin_state(admin[0]["srv_admin_state"]), "status": stat[0].get("status", ""),
-            "sessions": int(stat[0].get("scur") or 0)}
+    bits, sessions, status = admin[0].get("srv_admin_state"), stat[0].get("scur"), stat[0].get("status")
+    for what, value, command in (("srv_admin_state", bits, "show servers state"), ("scur", sessions, "show stat")):
+        if not isinstance(value, str) or not _COUNT.match(value):
+            raise RuntimeApiError("%s/%s: %s answered %s=%r, expected a count" % (backend, server, command, what,
+                                                                                 value))
+    if not isinstance(status, str):
+        raise RuntimeApiError("%s/%s: show stat answered no status column" % (backend, server))
+    return {"state": admin_state(bits), "status": status, "sessions": int(sessions)}
 
 
 def read_server(ask, backend, server):
-    view = server_view(parse_stat(ask("show stat")), parse_servers_state(ask("show servers state %s" % backend)),
-                       backend, server)
+    view = server_view(parse_stat(ask("show stat"), backend, server),
+                       parse_servers_state(ask("show servers state %s" % backend), backend, server), backend, server)
     if view is None:
         raise RuntimeApiError("the gateway has no server %s/%s (is the host in the model's inventory group, and the "
                               "gateway converged since?)" % (backend, server))

@@ -22,8 +22,11 @@ AFTER = BEFORE.replace("} 2.0", "} 12.0").replace("} 6.0", "} 36.0")
 
 def test_reads_the_counters_and_positions():
     counters = metrics.read_counters(BEFORE)
+    created = counters.pop("created")
     assert counters == {"num_drafts": 2.0, "num_draft_tokens": 6.0, "num_accepted_tokens": 6.0,
                         "per_position": [2.0, 2.0, 2.0]}
+    # prometheus_client's creation times: one that changes between two reads is a restart.
+    assert created['vllm:spec_decode_num_drafts_created{engine="0",model_name="tiny-qwen3"}'] == "1.7964550286359906e+09"
 
 
 def test_window_of_the_agreeing_pair():
