@@ -16,6 +16,7 @@ from __future__ import absolute_import, division, print_function
 
 import io
 import json
+import math
 import os
 import sys
 
@@ -25,23 +26,30 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402  pylint: disable=wrong-import-position
 
 
+def _number(value):
+    """A figure to plot, or None (a gap) for what is no finite number: a hand-edited record's text or NaN."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        return None
+    return value
+
+
 def draw(report):
-    records = report.get("records") or []
+    records = [r for r in report.get("records") or [] if isinstance(r, dict)]
     runs = list(range(1, len(records) + 1))
-    figures = [r.get("figures") or {} for r in records]
+    figures = [r.get("figures") if isinstance(r.get("figures"), dict) else {} for r in records]
     fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.6), dpi=100)
     title = "%s / %s" % (report.get("host", ""), report.get("instance", ""))
-    speedup = report.get("speedup") or {}
+    speedup = report.get("speedup") if isinstance(report.get("speedup"), dict) else {}
     # "DFlash: N x the plain target" under the title, when a baseline is recorded (docs/benchmark.md).
-    ratio = "\n" + speedup["text"].replace(" (", "\n(", 1) if speedup.get("text") else ""
+    ratio = "\n" + speedup["text"].replace(" (", "\n(", 1) if isinstance(speedup.get("text"), str) else ""
     fig.suptitle("vLLM benchmark: " + title + ratio, fontsize="medium")
-    left.plot(runs, [f.get("tok_s_c1") for f in figures], "o-", label="tok/s, concurrency 1")
-    left.plot(runs, [f.get("tok_s_cN") for f in figures], "s--", label="tok/s, concurrency N")
+    left.plot(runs, [_number(f.get("tok_s_c1")) for f in figures], "o-", label="tok/s, concurrency 1")
+    left.plot(runs, [_number(f.get("tok_s_cN")) for f in figures], "s--", label="tok/s, concurrency N")
     left.set_xlabel("recorded run")
     left.set_ylabel("output tok/s")
     left.set_xticks(runs)
     accept = left.twinx()
-    accept.plot(runs, [f.get("mean_acceptance_length") for f in figures], "^:", color="tab:green",
+    accept.plot(runs, [_number(f.get("mean_acceptance_length")) for f in figures], "^:", color="tab:green",
                 label="mean acceptance length")
     accept.set_ylabel("mean acceptance length")
     left.set_ylim(bottom=0)
@@ -50,6 +58,7 @@ def draw(report):
     labels = left.get_legend_handles_labels()[1] + accept.get_legend_handles_labels()[1]
     left.legend(handles, labels, loc="lower left", fontsize="small")
     per = figures[-1].get("per_position_acceptance") if figures else None
+    per = [_number(v) or 0.0 for v in per[:64]] if isinstance(per, list) else None
     if per:
         right.bar(range(len(per)), per, color="tab:green")
         right.set_xticks(range(len(per)))

@@ -284,3 +284,19 @@ def test_property_an_honest_window_is_read(steps, engines):
         per = [per[0] + accepted, per[1] + accepted // 2, per[2] + accepted // 3]
     w = metrics.window(metrics.read_counters(first), metrics.read_counters(text(drafts, per)))
     assert w["drafts"] == drafts * engines
+
+
+def test_row5_the_plot_draws_records_whose_figures_are_text():
+    pytest.importorskip("matplotlib")
+    import importlib.util  # pylint: disable=import-outside-toplevel
+    root = os.path.dirname(os.path.abspath(__file__))
+    for dummy in range(5):
+        root = os.path.dirname(root)
+    spec = importlib.util.spec_from_file_location(
+        "plot_benchmarks", os.path.join(root, "roles", "serving_benchmark", "files", "plot_benchmarks.py"))
+    plot = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(plot)
+    records = [{"time": "t1", "figures": {"tok_s_c1": 100.0, "tok_s_cN": 300.0, "mean_acceptance_length": 4.0}},
+               {"time": "t2", "figures": {"tok_s_c1": "fast", "tok_s_cN": None, "mean_acceptance_length": [1],
+                                          "per_position_acceptance": [0.5, "x", None]}}, "not a record"]
+    assert plot.draw({"records": records, "speedup": {"text": 3}}).startswith(b"\x89PNG")
