@@ -94,7 +94,9 @@ static_stage() {
   case "$1" in
     lint) stage lint bash -c 'ansible-lint --profile production && antsibull-changelog lint' ;;
     sanity) stage sanity bash scripts/sanity.sh ;;
-    unit) stage unit pytest -q -p no:cacheprovider tests/unit ;;
+    # Workers by file (a module's fixtures are built once): most tests wait on sockets, subprocesses
+    # and timeouts, so more workers than cores pays (IGH_UNIT_WORKERS, default 4).
+    unit) stage unit pytest -q -p no:cacheprovider -n "${IGH_UNIT_WORKERS:-4}" --dist loadfile tests/unit ;;
     build) stage build bash scripts/build-check.sh ;;
     inventory) stage inventory python3 scripts/validate_inventories.py ;;
     *) echo "unknown stage $1" | say; echo "FAILED $1 0" >> "$RESULTS" ;;
