@@ -1,10 +1,10 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, inference.gpu_host contributors
 # Apache License 2.0 (see LICENSE)
-"""The inference gateway's decisions: its inputs checked, the backends taken from the inventory, haproxy.cfg rendered.
+"""The inference gateway's decisions: its inputs checked, the backends taken from the hosts, haproxy.cfg rendered.
 
 One frontend (its own port) per served model, one backend per frontend whose servers are the hosts of the
-inventory group serving that model. Only ``/v1/`` is routed; a server is in rotation while ``GET /v1/models``
+inventory group serving that model, each where its vllm_service_result says it listens (service_endpoint). Only ``/v1/`` is routed; a server is in rotation while ``GET /v1/models``
 (with the model's API key, where the hosts set one) names the model. The API key is passed through to vLLM, which
 checks it (docs/fleet.md says why). Every value that reaches haproxy.cfg is checked here first, and a bad one is
 named by its variable: a space or a newline in a value would start another HAProxy keyword.
@@ -14,7 +14,10 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import re
+from collections.abc import Mapping
 
+from ansible_collections.inference.gpu_host.plugins.module_utils._common.network import (
+    DEFAULT_HOST, DEFAULT_PORT, PORT_RANGE, is_loopback, is_wildcard)
 from ansible_collections.inference.gpu_host.plugins.module_utils._common.text import describe_char, first_control
 
 PREFIX = "inference_gateway_"
@@ -28,8 +31,6 @@ PATH = re.compile(r"^/[A-Za-z0-9._/@+-]{0,4095}$")
 # The API key goes into the health check's header in single quotes (HAProxy expands nothing there; a double
 # quoted string would expand $NAME): printable ASCII without the single quote.
 API_KEY = re.compile(r"^[\x20-\x26\x28-\x7e]{0,4096}$")
-WILDCARDS = ("0.0.0.0", "::", "[::]", "")
-LOOPBACK = re.compile(r"^(127\.|::1$|\[::1\]$|localhost$)")
 SECONDS = {
     "check_interval": (1, 3600),
     "timeout_connect": (1, 3600),
@@ -95,7 +96,7 @@ def check_models(models):
             raise GatewayError("%s has unknown keys %s (known: name, group, port)" % (where, ", ".join(unknown)))
         name = _text(where + ".name", entry.get("name"), NAME, "the served model name (vllm_service_served_model_name)")
         _text(where + ".group", entry.get("group"), NAME, "the inventory group of the hosts serving it")
-        port = entry["port"] = _int(where + ".port", entry.get("port"), 1, 65535)
+        port = entry["port"] = _int(where + ".port", entry.get("port"), *PORT_RANGE)
         if name in seen_names:
             raise GatewayError("%s: the model %s is listed twice" % (where, name))
         if port in seen_ports:
@@ -119,33 +120,49 @@ def backend_name(model):
     return "be_" + haproxy_id(model)
 
 
-def server_address(host, hostvars):
-    """Where the gateway reaches one host's vLLM: its override, its vllm_service_host, else its ansible_host."""
+def service_endpoint(hostvars):
+    """Where one host's vLLM listens and what it serves: {"host", "port", "served_model_name" (None: not told)}.
+
+    Its published vllm_service_result when the vllm_service role ran for it in this run; else its inventory
+    variables with that role's defaults (_common/network.py's DEFAULT_HOST and DEFAULT_PORT, the model directory's
+    name as the served name), which are what the role would publish.
+    """
+    result = hostvars.get("vllm_service_result")
+    if isinstance(result, Mapping) and all(key in result for key in ("host", "port", "served_model_name")):
+        return {"host": str(result["host"] or ""), "port": result["port"],
+                "served_model_name": result["served_model_name"]}
+    served = hostvars.get("vllm_service_served_model_name")
+    if served is None and hostvars.get("vllm_service_model"):
+        served = str(hostvars["vllm_service_model"]).rstrip("/").rsplit("/", 1)[-1]
+    return {"host": str(hostvars.get("vllm_service_host", DEFAULT_HOST) or ""),
+            "port": hostvars.get("vllm_service_port", DEFAULT_PORT), "served_model_name": served}
+
+
+def server_address(host, hostvars, listen):
+    """Where the gateway reaches one host's vLLM: its override, the address it listens on (``listen``,
+    service_endpoint's "host"), else its ansible_host."""
     own = hostvars.get(PREFIX + "backend_address") or ""
     if own:
         return _text("%s (host %s)" % (PREFIX + "backend_address", host), own, ADDRESS, "an address")
-    # Unset is the vllm_service role's default, loopback.
-    listen = str(hostvars.get("vllm_service_host", "127.0.0.1") or "")
-    if LOOPBACK.match(listen):
+    if is_loopback(listen):
         raise GatewayError(
             "vllm_service_host of %s is %s: the gateway cannot reach a server bound to loopback; bind it to the "
             "address the gateway reaches (or 0.0.0.0 behind a firewall) or set %sbackend_address" % (host, listen, PREFIX))
-    if listen not in WILDCARDS:
+    if not is_wildcard(listen):
         return _text("vllm_service_host (host %s)" % host, listen, ADDRESS, "an address")
     return _text("ansible_host (host %s)" % host, str(hostvars.get("ansible_host") or host), ADDRESS, "an address")
 
 
 def _server(host, hostvars, model, where):
-    served = hostvars.get("vllm_service_served_model_name")
-    if served is None and hostvars.get("vllm_service_model"):
-        # The vllm_service role's default: the model directory's name.
-        served = str(hostvars["vllm_service_model"]).rstrip("/").rsplit("/", 1)[-1]
+    endpoint = service_endpoint(hostvars)
+    served = endpoint["served_model_name"]
     if served is not None and served != model:
         raise GatewayError("%s: host %s serves %r (vllm_service_served_model_name), not %r" % (where, host, served, model))
-    port = _int("vllm_service_port (host %s)" % host, hostvars.get("vllm_service_port", 8000), 1, 65535)
+    port = _int("vllm_service_port (host %s)" % host, endpoint["port"], *PORT_RANGE)
     key = hostvars.get("vllm_service_api_key") or ""
     _text("vllm_service_api_key (host %s)" % host, key, API_KEY, "printable ASCII without a single quote", secret=True)
-    return {"name": haproxy_id(host), "host": host, "address": server_address(host, hostvars), "port": port}, key
+    return {"name": haproxy_id(host), "host": host, "address": server_address(host, hostvars, endpoint["host"]),
+            "port": port}, key
 
 
 def backend_plan(models, groups, hostvars):

@@ -14,14 +14,15 @@ import ipaddress
 import posixpath
 import re
 
+from ansible_collections.inference.gpu_host.plugins.module_utils._common.network import (
+    PORT_RANGE, is_loopback, is_wildcard, port_number)
+
 # A Prometheus duration (prometheus/common model.ParseDuration): units largest first, each at most once.
 _DURATION = re.compile(r"^(?:(\d+)y)?(?:(\d+)w)?(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?(?:(\d+)ms)?$")
 # A label name a target may carry (names starting with "__" are Prometheus' own).
 _LABEL_NAME = re.compile(r"^[a-zA-Z][a-zA-Z0-9_]*$")
 # A decimal number >= 0 as Prometheus reads it in a rule (values from -e arrive as strings).
 _NUMBER = re.compile(r"^(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?$")
-_LOOPBACK = re.compile(r"^(?:127\.|localhost$|::1$|\[::1\]$)")
-_WILDCARD = ("0.0.0.0", "::", "[::]", "")
 # A scrape target as file_sd takes it: host:port, nothing more. A host name (letters, digits, "-", "_" and dots),
 # an IPv4 address, or an IPv6 address in brackets; no scheme, path, user, space or control character, which
 # Prometheus would refuse (the whole file, every target of it) or read as something else.
@@ -57,7 +58,7 @@ def _scrape_host(settings):
     """The host part Prometheus connects to: a wildcard bind is this host's loopback seen from
     itself, its inventory address seen from another host."""
     host = str(settings["host"] or "")
-    if host not in _WILDCARD:
+    if not is_wildcard(host):
         return host
     if settings["monitoring_host"] == settings["inventory_hostname"]:
         return "127.0.0.1"
@@ -68,7 +69,7 @@ def target_error(target):
     """None when ``target`` is a scrape address host:port, else what is wrong with it (naming the variable)."""
     shown = repr(target) if isinstance(target, str) else "%r (type %s)" % (target, type(target).__name__)
     match = _TARGET.fullmatch(target) if isinstance(target, str) else None  # fullmatch: "$" allows a final newline
-    ok = match is not None and 1 <= int(match.group(3)) <= 65535
+    ok = match is not None and port_number(match.group(3)) is not None
     if ok and match.group(1):
         try:
             ok = ipaddress.ip_address(match.group(1)).version == 6
@@ -77,8 +78,8 @@ def target_error(target):
     if ok:
         return None
     return ("vllm_service_prometheus_target=%s: expected host:port, the address Prometheus scrapes /metrics at (a "
-            "host name, an IPv4 address or an [IPv6] address, and a port 1-65535), without a scheme, path, spaces or "
-            "control characters (e.g. proxy.example:9400)." % shown[:300])
+            "host name, an IPv4 address or an [IPv6] address, and a port %d-%d), without a scheme, path, spaces or "
+            "control characters (e.g. proxy.example:9400)." % ((shown[:300],) + PORT_RANGE))
 
 
 def _errors(s):
@@ -91,7 +92,7 @@ def _errors(s):
         errors.append("vllm_service_prometheus_host=%s is not a host of the inventory (the monitoring host)."
                       % s["monitoring_host"])
     elif (not s["target"] and s["monitoring_host"] != s["inventory_hostname"]
-          and _LOOPBACK.match(str(s["host"] or ""))):
+          and is_loopback(s["host"])):
         errors.append(
             "vllm_service_host=%s listens on loopback only, so %s (vllm_service_prometheus_host) cannot scrape it: set "
             "vllm_service_prometheus_target to an address that reaches the server (a proxy, a tunnel) or monitor from "

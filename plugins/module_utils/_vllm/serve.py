@@ -26,9 +26,9 @@ import posixpath
 import re
 from collections.abc import Mapping
 
+from ansible_collections.inference.gpu_host.plugins.module_utils._common.network import PORT_RANGE, port_number
 from ansible_collections.inference.gpu_host.plugins.module_utils._common.redaction import CREDENTIAL_FLAGS, credential_flag, flag_name
 from ansible_collections.inference.gpu_host.plugins.module_utils._common.text import CONTROL
-from ansible_collections.inference.gpu_host.plugins.module_utils._vllm.unit import PORT_RANGE, port_number
 
 # Errors name the role's variables: the settings are vllm_service_<name>.
 VARIABLE_PREFIX = "vllm_service_"
@@ -87,7 +87,7 @@ def _unsigned(name, value, low, high=None):
 
 
 def _port(port, spelled=True):
-    """--port's value (unit.port_number's range), in its own spelling; ``spelled`` False: an int only."""
+    """--port's value (network.port_number's range), in its own spelling; ``spelled`` False: an int only."""
     if port_number(port) is None or not (spelled or isinstance(port, int)):
         _fail("port", "an integer %d-%d" % PORT_RANGE, port)
     return str(port)

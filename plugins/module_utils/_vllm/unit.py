@@ -24,7 +24,6 @@ __metaclass__ = type
 #   given; with the installed vLLM's version, also the environment entries that vLLM refuses at start
 # * exec_word(text) -> one double-quoted word of ExecStart=; systemd_quote(arg) / systemd_exec(argv): the same with
 #   the filters' checks (a string or number, no control character: _common/text.py's CONTROL)
-# * port_number(value) -> the TCP port (int) of an int or its decimal text in 1-65535, or None: the one range rule
 # * environment_lines(hf_home, environment, secret_environment, hf_token, api_key) -> ["NAME=value", ...]
 # * environment_has_secret(environment, secret_environment, hf_token, api_key) -> bool
 # * env_value(text) -> the value as systemd's EnvironmentFile= reads it back unchanged
@@ -39,6 +38,7 @@ import posixpath
 import re
 from collections.abc import Iterable, Mapping, Sequence
 
+from ansible_collections.inference.gpu_host.plugins.module_utils._common.network import PORT_RANGE, port_number
 from ansible_collections.inference.gpu_host.plugins.module_utils._common.redaction import API_KEY, CREDENTIAL_NAME
 from ansible_collections.inference.gpu_host.plugins.module_utils._common.text import CONTROL
 
@@ -530,20 +530,6 @@ def _integer(low, high=None, what=""):
             raise VllmUnitError("%s: expected %s, got %s" % (variable, expected, _show(value)))
         return str(int(text))
     return check
-
-
-# The one home of a TCP port's range: the role's check here (vllm_service_port), build_serve_argv and probe_url
-# (serve.py), and the modules that take a port (vllm_service_host_state, vllm_wait_ready).
-PORT_RANGE = (1, 65535)
-
-
-def port_number(value):
-    """The TCP port ``value`` names (an int, or its decimal digits) when it is in PORT_RANGE, else None (a bool too)."""
-    if isinstance(value, str) and _UNSIGNED.match(value):
-        value = int(value)
-    if isinstance(value, bool) or not isinstance(value, int):
-        return None
-    return value if PORT_RANGE[0] <= value <= PORT_RANGE[1] else None
 
 
 def _port(variable, value):

@@ -16,6 +16,7 @@ import os
 import stat
 import time
 
+from ansible_collections.inference.gpu_host.plugins.module_utils._common.network import PORT_RANGE, port_number
 from ansible_collections.inference.gpu_host.plugins.module_utils._common.result_text import safe_text
 from ansible_collections.inference.gpu_host.plugins.module_utils._common.systemd import (
     MAX_JOURNAL_LINES, SystemdError, UnitJournal, check_unit_name)
@@ -24,7 +25,6 @@ from ansible_collections.inference.gpu_host.plugins.module_utils._vllm.log impor
 from ansible_collections.inference.gpu_host.plugins.module_utils._vllm.probe import (
     API_KEY, Http, captured_layers, check_host, served, smoke, spec_counters, spec_decode)
 from ansible_collections.inference.gpu_host.plugins.module_utils._vllm.serve import probe_url
-from ansible_collections.inference.gpu_host.plugins.module_utils._vllm.unit import PORT_RANGE, port_number
 
 __all__ = ["UNIT_PROPERTIES", "WaitFailed", "check_params", "wait_ready"]
 
@@ -44,7 +44,7 @@ def check_params(p):
 
     host_error = check_host(p["host"])
     need(host_error is None, host_error)
-    # The module's one port check (the range is unit.py's); probe_url below then finds it good.
+    # The module's one port check (the range is _common/network.py's); probe_url below then finds it good.
     need(port_number(p["port"]) is not None, "port must be from %d to %d, got %d" % (PORT_RANGE + (p["port"],)))
     need(p["served_model_name"].strip() != "",
          "served_model_name must be the model name the server serves (its --served-model-name), got an empty string")

@@ -224,3 +224,33 @@ def test_no_value_breaks_out_of_its_line(value):
 def test_sections_read_back(parts):
     text = "\n".join(key + "\n" + "".join("    %s\n" % line for line in lines) for key, lines in parts.items())
     assert sections(text) == parts
+
+
+# ---- issue 38: the backends from each host's published vllm_service_result, else the same defaults ----------
+def test_backends_from_the_published_result_over_the_inventory():
+    # The role ran for the host in this run: its result says where it listens, whatever the inventory says.
+    result = {"host": "10.0.3.21", "port": 9001, "served_model_name": "tiny-qwen3", "unit": "vllm-t.service"}
+    plan = backend_plan(MODELS, GROUPS, hostvars(igh_fleet_a={"vllm_service_result": result,
+                                                              "vllm_service_port": 7000,
+                                                              "vllm_service_served_model_name": "other"}))
+    assert plan[0]["servers"][0] == {"name": "igh-fleet-a", "host": "igh-fleet-a", "address": "10.0.3.21",
+                                     "port": 9001}
+
+
+def test_a_published_loopback_or_other_model_is_refused_as_from_the_inventory():
+    loop = {"host": "127.0.0.1", "port": 8000, "served_model_name": "tiny-qwen3"}
+    with pytest.raises(GatewayError, match=r"vllm_service_host of igh-fleet-a is 127.0.0.1"):
+        backend_plan(MODELS, GROUPS, hostvars(igh_fleet_a={"vllm_service_result": loop}))
+    other = {"host": "0.0.0.0", "port": 8000, "served_model_name": "other"}
+    with pytest.raises(GatewayError, match=r"host igh-fleet-a serves 'other'"):
+        backend_plan(MODELS, GROUPS, hostvars(igh_fleet_a={"vllm_service_result": other}))
+
+
+def test_without_a_result_the_role_defaults_come_from_the_network_rules():
+    from ansible_collections.inference.gpu_host.plugins.module_utils._common import network
+    from ansible_collections.inference.gpu_host.plugins.module_utils._gateway.config import service_endpoint
+    assert service_endpoint({}) == {"host": network.DEFAULT_HOST, "port": network.DEFAULT_PORT,
+                                    "served_model_name": None}
+    assert service_endpoint({"vllm_service_model": "/m/Qwen3-8B/"})["served_model_name"] == "Qwen3-8B"
+    # A result without the keys (not the role's) is not read.
+    assert service_endpoint({"vllm_service_result": {"url": "x"}, "vllm_service_port": 8001})["port"] == 8001
