@@ -3,8 +3,9 @@
 # Apache License 2.0 (see LICENSE)
 """Reading files on a host the way the roles' one-call state reads do (base, python_env, drafter, vllm_service).
 
-One home for: content hashes, lstat as Ansible's stat/file see it (owner and group by name, octal mode), a
-role's JSON record, and a small text file read leniently. Read-only, stdlib only.
+One home for: content hashes, lstat as Ansible's stat/file see it (owner and group by name, octal mode), the one
+bounded JSON file reader (load_json: a role's record, a model's config.json, a safetensors index, a dist-info's
+direct_url.json), and a small text file read leniently. Read-only, stdlib only.
 
 Every read here opens regular files only (open_regular): a FIFO where a record or a config.json should be
 would block open() forever, a device never end. Each read is bounded in size, and JSON in nesting depth,
@@ -154,6 +155,35 @@ def _no_constant(name):
     raise ValueError("%s is not a JSON value" % name)
 
 
+class JsonFileError(ValueError):
+    """A JSON file refused by load_json. ``reason``: not_regular, too_large, not_utf8, too_deep or not_json;
+    ``detail``: the NotRegularFile, the size limit, the UnicodeDecodeError, the depth limit or json's message.
+    The message (str) is why, without the path (not_regular's names it)."""
+
+    def __init__(self, reason, message, detail=None):
+        ValueError.__init__(self, message)
+        self.reason = reason
+        self.detail = detail
+
+
+def _utf8(data):
+    try:
+        return data.decode("utf-8") if isinstance(data, (bytes, bytearray)) else data
+    except UnicodeDecodeError as exc:
+        raise JsonFileError("not_utf8", "not UTF-8: byte 0x%02x at offset %d" % (data[exc.start], exc.start), exc)
+
+
+def _parse(text, depth, constants):
+    if json_depth(text) > depth:
+        raise JsonFileError("too_deep", "nested deeper than %d levels" % depth, depth)
+    try:
+        return json.loads(text) if constants else json.loads(text, parse_constant=_no_constant)
+    except RecursionError:  # not reached after the scan; kept so that no input can become a traceback
+        raise JsonFileError("too_deep", "nested too deep", depth)
+    except ValueError as exc:
+        raise JsonFileError("not_json", str(exc), str(exc))
+
+
 def parse_json_bounded(data, depth=MAX_JSON_DEPTH):
     """(object, None) or (None, why): UTF-8 JSON bytes or text, nested at most ``depth`` levels.
 
@@ -162,35 +192,43 @@ def parse_json_bounded(data, depth=MAX_JSON_DEPTH):
     not) are refused.
     """
     try:
-        text = data.decode("utf-8") if isinstance(data, (bytes, bytearray)) else data
-    except UnicodeDecodeError as exc:
-        return None, "not UTF-8: byte 0x%02x at offset %d" % (data[exc.start], exc.start)
-    if json_depth(text) > depth:
-        return None, "nested deeper than %d levels" % depth
-    try:
-        return json.loads(text, parse_constant=_no_constant), None
-    except RecursionError:  # not reached after the scan; kept so that no input can become a traceback
-        return None, "nested too deep"
-    except ValueError as exc:
+        return _parse(_utf8(data), depth, False), None
+    except JsonFileError as exc:
         return None, str(exc)
+
+
+def load_json(path, limit=MAX_JSON_SIZE, depth=MAX_JSON_DEPTH, constants=False):
+    """(raw bytes, parsed object) of the JSON file ``path``: the collection's one bounded JSON file reader.
+
+    A regular file only (open_regular: a FIFO would block, a device never end), at most ``limit`` bytes of UTF-8,
+    nested at most ``depth`` levels (counted before json parses it), NaN and Infinity refused unless ``constants``.
+    Raises JsonFileError (its ``reason`` lets a caller word the refusal its own way) or the OSError of a file that
+    cannot be read.
+    """
+    try:
+        handle = open_regular(path)
+    except NotRegularFile as exc:
+        raise JsonFileError("not_regular", str(exc), exc)
+    with handle:
+        raw = handle.read(limit + 1)
+    if len(raw) > limit:
+        raise JsonFileError("too_large", "larger than %d bytes" % limit, limit)
+    return raw, _parse(_utf8(raw), depth, constants)
 
 
 def read_json(path, limit=MAX_JSON_SIZE, depth=MAX_JSON_DEPTH):
     """(object, error): a JSON file parsed, None when absent or unreadable; error (naming the file) when it is
     not a regular file, larger than ``limit`` bytes, nested deeper than ``depth`` or not JSON."""
     try:
-        with open_regular(path) as handle:
-            data = handle.read(limit + 1)
-    except NotRegularFile as exc:
-        return None, "%s; expected a JSON file" % exc
+        return load_json(path, limit, depth)[1], None
+    except JsonFileError as exc:
+        if exc.reason == "not_regular":
+            return None, "%s; expected a JSON file" % exc
+        if exc.reason == "too_large":
+            return None, "%s is larger than %d bytes, too large for a record or a config.json" % (path, limit)
+        return None, "%s is not JSON (%s)" % (path, exc)
     except (IOError, OSError):
         return None, None
-    if len(data) > limit:
-        return None, "%s is larger than %d bytes, too large for a record or a config.json" % (path, limit)
-    parsed, why = parse_json_bounded(data, depth)
-    if why:
-        return None, "%s is not JSON (%s)" % (path, why)
-    return parsed, None
 
 
 def read_record(path, consequence="it will be rewritten"):

@@ -48,11 +48,8 @@ import math
 import os
 import re
 
-from ansible_collections.inference.gpu_host.plugins.module_utils._common.files import NotRegularFile, open_regular
-from ansible_collections.inference.gpu_host.plugins.module_utils._drafter.headers import (
-    METADATA_KEY,
-    json_nesting_depth,
-)
+from ansible_collections.inference.gpu_host.plugins.module_utils._common.files import JsonFileError, load_json
+from ansible_collections.inference.gpu_host.plugins.module_utils._drafter.headers import METADATA_KEY
 from ansible_collections.inference.gpu_host.plugins.module_utils._vllm import known_problems as vllm_known_problems
 from ansible_collections.inference.gpu_host.plugins.module_utils._vllm import versions as vllm_versions
 
@@ -68,6 +65,10 @@ PROFILE_AUTO = "auto"
 PROFILE_NONE = "none"
 MAX_JSON_FILE_SIZE = 16 * 1024 * 1024  # a model config.json is a few KB
 MAX_JSON_FILE_DEPTH = 32  # multimodal configs nest a few levels; nothing real needs more
+# How a config.json that load_json refuses is named (its reason -> the sentence, with the refusal's detail).
+_JSON_REFUSALS = {"not_regular": "not a regular file%.0s", "too_large": "larger than %d bytes",
+                  "not_utf8": "not UTF-8 text: byte 0x%02x at offset %d", "too_deep": "its JSON nests deeper than %d levels",
+                  "not_json": "not valid JSON: %s"}
 
 # Per-layer tensors of a DFlash v1 drafter (dflash.md): 11 per layer.
 LAYER_TENSORS = (
@@ -302,33 +303,16 @@ def validate_target_layer_ids(ids, num_target_layers, k, what="target_layer_ids"
 # ---------------------------------------------------------------- target ---
 
 def read_json_file(path):
-    """(raw bytes, parsed JSON) of a small JSON file, bounded before json parses it.
-
-    A regular file only (a FIFO would block, /dev/zero never end), at most
-    MAX_JSON_FILE_SIZE bytes of UTF-8, nested at most MAX_JSON_FILE_DEPTH levels
-    (json recurses once per level). Raises ValueError with a sentence on what is
-    wrong, IOError/OSError when the file cannot be read.
+    """(raw bytes, parsed JSON) of a small JSON file: _common/files.load_json within MAX_JSON_FILE_SIZE bytes and
+    MAX_JSON_FILE_DEPTH levels. Raises ValueError with a sentence on what is wrong, IOError/OSError when the file
+    cannot be read.
     """
-    # open_regular opens with O_NONBLOCK and checks what it opened: a FIFO swapped in after its stat
-    # cannot block the read.
     try:
-        handle = open_regular(path)
-    except NotRegularFile:
-        raise ValueError("not a regular file")
-    with handle:
-        raw = handle.read(MAX_JSON_FILE_SIZE + 1)
-    if len(raw) > MAX_JSON_FILE_SIZE:
-        raise ValueError("larger than %d bytes" % MAX_JSON_FILE_SIZE)
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise ValueError("not UTF-8 text: byte 0x%02x at offset %d" % (raw[exc.start], exc.start))
-    if json_nesting_depth(text, MAX_JSON_FILE_DEPTH) > MAX_JSON_FILE_DEPTH:
-        raise ValueError("its JSON nests deeper than %d levels" % MAX_JSON_FILE_DEPTH)
-    try:
-        return raw, json.loads(text)
-    except ValueError as exc:
-        raise ValueError("not valid JSON: %s" % exc)
+        return load_json(path, MAX_JSON_FILE_SIZE, MAX_JSON_FILE_DEPTH, constants=True)
+    except JsonFileError as exc:
+        bad = exc.detail
+        detail = (bad.object[bad.start], bad.start) if exc.reason == "not_utf8" else bad
+        raise ValueError(_JSON_REFUSALS[exc.reason] % detail)
 
 
 def read_target_config(path):

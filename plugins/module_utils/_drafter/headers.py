@@ -29,7 +29,8 @@ import json
 import os
 import struct
 
-from ansible_collections.inference.gpu_host.plugins.module_utils._common.files import NotRegularFile, json_depth, open_regular
+from ansible_collections.inference.gpu_host.plugins.module_utils._common.files import (
+    JsonFileError, NotRegularFile, json_depth, load_json, open_regular)
 
 
 MAX_HEADER_SIZE = 100 * 1000 * 1000  # the safetensors library's own limit (100 MB)
@@ -41,6 +42,15 @@ MAX_HEADER_DEPTH = 4
 MAX_INDEX_SIZE = 64 * 1024 * 1024  # model.safetensors.index.json: about 100 bytes per tensor
 MAX_INDEX_DEPTH = 8  # {"metadata": {...}, "weight_map": {name: shard}}, with room for extra metadata
 INDEX_FILENAME = "model.safetensors.index.json"
+# How an index that load_json refuses is named (its reason -> the message, with the path and the refusal's detail).
+_INDEX_REFUSALS = {
+    "not_regular": "%s: cannot read: not a regular file%.0s",
+    "too_large": "%s: larger than the %d-byte limit for an index",
+    "not_utf8": "%s: not UTF-8: %s",
+    "too_deep": "%s: JSON nests deeper than %d levels; expected an object with a \"weight_map\" of tensor name -> "
+                "shard file",
+    "not_json": "%s: not valid JSON: %s",
+}
 METADATA_KEY = "__metadata__"
 
 # Bits per element of every dtype the safetensors format defines (safetensors
@@ -276,25 +286,12 @@ def tensor_names(header):
 
 
 def _read_index(directory, index_path):
-    handle = _open_regular(index_path)
     try:
-        with handle:
-            raw = handle.read(MAX_INDEX_SIZE + 1)
+        index = load_json(index_path, MAX_INDEX_SIZE, MAX_INDEX_DEPTH, constants=True)[1]
+    except JsonFileError as exc:
+        raise SafetensorsHeaderError(_INDEX_REFUSALS[exc.reason] % (index_path, exc.detail))
     except (IOError, OSError) as exc:
         raise SafetensorsHeaderError("%s: cannot read: %s" % (index_path, exc))
-    if len(raw) > MAX_INDEX_SIZE:
-        raise SafetensorsHeaderError("%s: larger than the %d-byte limit for an index" % (index_path, MAX_INDEX_SIZE))
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise SafetensorsHeaderError("%s: not UTF-8: %s" % (index_path, exc))
-    if json_nesting_depth(text, MAX_INDEX_DEPTH) > MAX_INDEX_DEPTH:
-        raise SafetensorsHeaderError("%s: JSON nests deeper than %d levels; expected an object with a "
-                                     "\"weight_map\" of tensor name -> shard file" % (index_path, MAX_INDEX_DEPTH))
-    try:
-        index = json.loads(text)
-    except ValueError as exc:
-        raise SafetensorsHeaderError("%s: not valid JSON: %s" % (index_path, exc))
     weight_map = index.get("weight_map") if isinstance(index, dict) else None
     if not isinstance(weight_map, dict) or not weight_map:
         raise SafetensorsHeaderError("%s: expected an object with a non-empty \"weight_map\"" % index_path)

@@ -27,7 +27,6 @@ __metaclass__ = type
 # package then does not match a URL pin, so a role reinstalls it.
 
 import glob
-import json
 import os
 import platform
 import re
@@ -40,6 +39,14 @@ from ansible_collections.inference.gpu_host.plugins.module_utils._common.text im
 MAX_LOCK_SIZE = 16 * 1024 * 1024        # a vLLM lock with hashes is about 1 MB
 MAX_METADATA_HEADER_SIZE = 1024 * 1024  # Name and Version are among the first lines
 MAX_DIRECT_URL_SIZE = 64 * 1024         # {"url": ..., "dir_info"/"vcs_info"/"archive_info": {...}}
+# How a direct_url.json that load_json refuses is ignored (its reason -> the problem, with the path and the detail).
+_DIRECT_URL_REFUSALS = {
+    "not_regular": "%s: ignored, cannot read: not a regular file%.0s",
+    "too_large": "%s: ignored, larger than %d bytes",
+    "not_utf8": "%s: ignored, not UTF-8 JSON: %s",
+    "too_deep": "%s: ignored, its JSON nests too deeply%.0s",
+    "not_json": "%s: ignored, not UTF-8 JSON: %s",
+}
 MAX_PYVENV_CFG_SIZE = 64 * 1024
 MAX_VERSION_LENGTH = 128                # longer is no version any tool writes
 MAX_MARKER_DEPTH = 32                   # nested parentheses in one environment marker
@@ -536,18 +543,15 @@ def _read_direct_url(path):
     it is broken the problem is returned (not raised), the url is None, and the
     package does not match a URL pin, which makes a role reinstall it.
     """
+    # Imported here: python_env's input check reaches this file from a filter, in every task's worker (BENCHMARKS.md,
+    # issue 28); only the host side reads a venv.
+    from ansible_collections.inference.gpu_host.plugins.module_utils._common.files import JsonFileError, load_json
     try:
-        raw = _read_bounded(path, MAX_DIRECT_URL_SIZE)
+        data = load_json(path, MAX_DIRECT_URL_SIZE, constants=True)[1]
+    except JsonFileError as exc:
+        return None, _DIRECT_URL_REFUSALS[exc.reason] % (path, exc.detail)
     except (IOError, OSError) as exc:
         return None, "%s: ignored, cannot read: %s" % (path, exc)
-    if len(raw) > MAX_DIRECT_URL_SIZE:
-        return None, "%s: ignored, larger than %d bytes" % (path, MAX_DIRECT_URL_SIZE)
-    try:
-        data = json.loads(raw.decode("utf-8"))
-    except ValueError as exc:  # UnicodeDecodeError is one
-        return None, "%s: ignored, not UTF-8 JSON: %s" % (path, exc)
-    except RecursionError:
-        return None, "%s: ignored, its JSON nests too deeply" % path
     if not isinstance(data, dict):
         return None, "%s: ignored, expected a JSON object with \"url\", got %s" % (path, type(data).__name__)
     url = data.get("url")

@@ -155,3 +155,28 @@ def test_missing_unreadable_or_not_regular_is_empty(tmp_path):
     fifo = tmp_path / "fifo"
     os.mkfifo(str(fifo))
     assert read_text(str(fifo)) == ""              # would block without the regular-file check
+
+
+# ---- issue 38: load_json, the one bounded JSON file reader, and its reasons --------------------------------------
+@pytest.mark.parametrize("data, reason", [
+    (b"x" * 101, "too_large"), (b'{"a": "\xff"}', "not_utf8"), (b"[" * 70, "too_deep"), (b"{", "not_json"),
+    (b"[NaN]", "not_json"),
+])
+def test_load_json_names_its_reason(tmp_path, data, reason):
+    from ansible_collections.inference.gpu_host.plugins.module_utils._common.files import JsonFileError, load_json
+    path = tmp_path / "f.json"
+    path.write_bytes(data)
+    with pytest.raises(JsonFileError) as err:
+        load_json(str(path), limit=100)
+    assert err.value.reason == reason
+
+
+def test_load_json_returns_the_bytes_and_allows_constants_when_asked(tmp_path):
+    from ansible_collections.inference.gpu_host.plugins.module_utils._common.files import JsonFileError, load_json
+    path = tmp_path / "f.json"
+    path.write_bytes(b'{"a": NaN}')
+    raw, parsed = load_json(str(path), constants=True)
+    assert raw == b'{"a": NaN}' and parsed["a"] != parsed["a"]
+    with pytest.raises(JsonFileError) as err:
+        load_json(str(tmp_path))
+    assert err.value.reason == "not_regular" and "is a directory, not a regular file" in str(err.value)
