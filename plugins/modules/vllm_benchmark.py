@@ -12,18 +12,25 @@ short_description: Benchmark a served vLLM instance with vLLM's own client, reco
 version_added: "0.2.0"
 description:
   - Runs C(vllm bench serve) (vLLM's benchmark client, from the serving venv O(venv) with its own python, so the venv
-    stays exactly its lock) against the instance at O(url) - once at concurrency 1 and once at O(concurrency) -
-    with the fixed ShareGPT-format prompt file O(prompts), greedy sampling, a fixed output length and no Hub access.
+    stays exactly its lock) against the instance at O(url) - three short runs at concurrency 1 (the single-request
+    tok/s is their median, their spread is kept) and one at O(concurrency) - with the fixed ShareGPT-format prompt
+    file O(prompts), greedy sampling, a fixed output length and no Hub access.
   - Reads C(/metrics) before and after each run; the deltas give the draft tokens, the accepted tokens, the mean
     acceptance length (1 + accepted / drafts) and the acceptance at each draft position.
   - The API key is read from the unit's environment file O(env_file) (C(VLLM_API_KEY)) and handed to the client as
     C(OPENAI_API_KEY) in its environment - never on a command line, never in the result.
   - The figures are kept under O(results_dir), one file per key (venv generation, drafter fingerprint, unit hash).
     When the key already has a record, nothing is sent (O(force) measures again).
-  - With O(gate), the new figures are compared with the last recorded ones of the instance - mean acceptance length
-    falling by more than O(acceptance_drop) or single-request tok/s by more than O(tok_s_drop) fails, both figures in
-    the message, and the new figures do not become the last recorded ones. Nothing recorded yet - the run is recorded
-    and passes. O(accept_new) records the new figures whatever they are.
+  - With O(gate), the new figures are compared with the instance's reference - its first recorded run, or the last
+    one accepted on purpose with O(accept_new), never simply the last run - mean acceptance length falling by more
+    than O(acceptance_drop) or single-request tok/s by more than O(tok_s_drop) or the spread of the short runs
+    measured on the host, whichever is larger, fails; the reference, the spreads and both figures are in the message,
+    and the new figures do not become the last recorded ones. Nothing recorded yet - the run becomes the reference
+    and passes. O(accept_new) makes the new figures the reference whatever they are.
+  - Records, the unit, its environment file and the drafter's C(config.json) are read as regular files only, bounded
+    in size and depth; a record whose compared figures are not finite numbers above 0, a results path that is not a
+    directory, or a C(/metrics) window in which the server restarted or whose counters contradict each other fails
+    naming the file or the counters, and nothing is recorded from it.
   - With O(baseline), the run is the baseline instead - the plain target, which the caller serves beforehand without
     C(--speculative-config) (the C(serving_benchmark) role, through the runtime drop-in RV(baseline_plan) describes),
     kept under O(results_dir)C(/baseline/) per venv generation and hash of the unit text without speculation, never
@@ -81,7 +88,8 @@ options:
     type: path
     required: true
   num_prompts:
-    description: Requests per run (at least O(concurrency)).
+    description: Requests per run (at least O(concurrency)); each of the three short single-request runs sends this
+      many.
     type: int
     default: 16
   concurrency:
@@ -93,7 +101,7 @@ options:
     type: int
     default: 64
   max_seconds:
-    description: A run that takes longer is killed and the module fails.
+    description: A client that takes longer is killed and the module fails (the three short runs are one client).
     type: int
     default: 300
   force:
@@ -101,19 +109,21 @@ options:
     type: bool
     default: false
   gate:
-    description: Fail when the figures fall below the last recorded ones (see O(acceptance_drop), O(tok_s_drop)).
+    description: Fail when the figures fall below the instance's reference (see O(acceptance_drop), O(tok_s_drop)).
     type: bool
     default: false
   acceptance_drop:
-    description: Allowed fall of the mean acceptance length, a fraction (V(0.1) is 10 %).
+    description: Allowed fall of the mean acceptance length from the reference, a fraction (V(0.1) is 10 %).
     type: float
     default: 0.1
   tok_s_drop:
-    description: Allowed fall of the single-request output tok/s, a fraction.
+    description: Allowed fall of the single-request output tok/s from the reference, a fraction; the spread of the
+      short runs measured on the host (the reference's or the new run's) is allowed when it is larger.
     type: float
     default: 0.15
   accept_new:
-    description: Record the new figures as the last ones whatever the comparison says.
+    description: Make the new figures the instance's reference (and the last recorded ones) whatever the comparison
+      says.
     type: bool
     default: false
   baseline:
@@ -129,7 +139,7 @@ options:
 """
 
 EXAMPLES = r"""
-- name: Benchmark the served instance and gate on the last recorded figures
+- name: Benchmark the served instance and gate on its reference figures
   inference.gpu_host.vllm_benchmark:
     url: http://127.0.0.1:30000/v1
     served_model_name: tiny-qwen3
@@ -159,12 +169,18 @@ key_parts:
 record:
   description: The record under the key (this run's, or the one found); C(figures) holds tok_s_c1, tok_s_cN,
     concurrency, ttft_p50_ms, ttft_p99_ms, itl_p50_ms, itl_p99_ms, mean_acceptance_length, acceptance_rate,
-    per_position_acceptance, draft_tokens, accepted_tokens and the runs.
+    per_position_acceptance, draft_tokens, accepted_tokens, tok_s_c1_runs (the short runs' tok/s, whose median is
+    tok_s_c1), tok_s_c1_spread ((highest - lowest) / median) and the runs.
   returned: always
   type: dict
 last:
-  description: The last recorded figures of the instance (what the next gate compares with), or null.
+  description: The last recorded figures of the instance, or null.
   returned: always
+  type: dict
+reference:
+  description: The instance's reference, what the gate compares with - its first recorded run, or the last accepted
+    with O(accept_new) (an instance recorded before references were kept - its last recorded run); null when none.
+  returned: without O(baseline)
   type: dict
 records:
   description: Every record of the instance, oldest first.
@@ -173,8 +189,9 @@ records:
   elements: dict
 gate:
   description:
-    - The comparison, when a run was measured - verdict (first, passed, failed, accepted, or recorded without
-      O(gate)), checks, message.
+    - The comparison with the reference, when a run was measured - verdict (first, passed, failed, accepted, or
+      recorded without O(gate)), reference (whether the run became the reference), checks (per figure - reference,
+      current, change, limit, and for tok/s the spreads), message.
   returned: always
   type: dict
 measure:

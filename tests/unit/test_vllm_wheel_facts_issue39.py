@@ -15,7 +15,6 @@ import subprocess
 import sys
 import tracemalloc
 import zipfile
-import zlib
 
 import pytest
 

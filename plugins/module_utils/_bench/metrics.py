@@ -53,8 +53,8 @@ def _per_position(text):
             raise MetricsError("%s: a malformed per-position sample: %s" % (probe.UNREADABLE, line[:200]))
         # The same series twice would count its tokens twice (probe refuses a repeated total the same way).
         if match.group(2) in seen:
-            raise MetricsError("%s: the series %s%s is given twice" % (probe.UNREADABLE, PER_POSITION,
-                                                                      match.group(2)[:200]))
+            raise MetricsError("%s: the series %s%s is given twice"
+                               % (probe.UNREADABLE, PER_POSITION, match.group(2)[:200]))
         seen.add(match.group(2))
         pos = int(position.group(1))
         if pos >= MAX_POSITIONS:

@@ -27,6 +27,8 @@ COLUMNS = (
     ("unit", None, "%s"),
     ("verdict", None, "%s"),
     ("tok/s c=1", "tok_s_c1", "%.1f"),
+    # The spread of the short runs whose median tok/s c=1 is: the gate allows at least this fall.
+    ("spread", "tok_s_c1_spread", "%.0f %%"),
     ("tok/s c=N", "tok_s_cN", "%.1f"),
     ("N", "concurrency", "%d"),
     ("accept len", "mean_acceptance_length", "%.2f"),
@@ -56,7 +58,10 @@ def _cell(record, header, key, fmt):
         name = "ttft" if header.startswith("TTFT") else "itl"
         return "%s/%s" % (_number_text(figures.get(name + "_p50_ms"), "%.1f"),
                           _number_text(figures.get(name + "_p99_ms"), "%.1f"))
-    return _number_text(figures.get(key), fmt)
+    value = figures.get(key)
+    if header == "spread" and _number_text(value, fmt) != "-":
+        value = 100 * value
+    return _number_text(value, fmt)
 
 
 def _records(records):

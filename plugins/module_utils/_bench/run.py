@@ -40,10 +40,21 @@ OPTIONS = ("url", "served_model_name", "tokenizer", "venv", "unit_path", "env_fi
            "acceptance_drop", "tok_s_drop", "accept_new", "baseline", "measured_with")
 # The baseline's records (the same target without speculation), beside the instance's: never compared by the gate.
 BASELINE_DIR = "baseline"
-# `vllm bench serve`, without the console script (see above).
-LAUNCH = ("import sys; from vllm.utils.argparse_utils import FlexibleArgumentParser; "
-          "from vllm.benchmarks.serve import add_cli_args, main; "
-          "p = FlexibleArgumentParser(); add_cli_args(p); main(p.parse_args(sys.argv[1:]))")
+# The single-request figure is the median of this many short runs (num_prompts requests each), and their spread the
+# host's noise: the gate allows at least that fall (gate.py). One client process runs them one after the other.
+SHORT_RUNS = 3
+# `vllm bench serve`, without the console script (see above): argv is the number of runs, then the client's
+# arguments; run i saves its result as "<i>-<--result-filename>". Each run parses the arguments afresh, so
+# nothing one main() sets on them carries over to the next.
+LAUNCH = ("import sys\n"
+          "from vllm.utils.argparse_utils import FlexibleArgumentParser\n"
+          "from vllm.benchmarks.serve import add_cli_args, main\n"
+          "for i in range(int(sys.argv[1])):\n"
+          "    p = FlexibleArgumentParser()\n"
+          "    add_cli_args(p)\n"
+          "    a = p.parse_args(sys.argv[2:])\n"
+          "    a.result_filename = '%d-%s' % (i, a.result_filename)\n"
+          "    main(a)\n")
 _ENV_LINE = re.compile(r"^\s*VLLM_API_KEY\s*=(.*)$")
 _DOUBLE_ESCAPE = re.compile(r"\\(.)")
 
@@ -74,9 +85,15 @@ def api_key_from_env_file(text):
     return key
 
 
-def bench_argv(o, concurrency, num_prompts, result_dir, result_name):
-    """`vllm bench serve` against the instance: greedy, fixed prompts and output length, p50/p99 saved."""
-    return [os.path.join(o["venv"], "bin", "python"), "-c", LAUNCH,
+def result_names(result_name, runs):
+    """The files ``runs`` runs of LAUNCH save for ``--result-filename result_name``."""
+    return ["%d-%s" % (i, result_name) for i in range(runs)]
+
+
+def bench_argv(o, concurrency, num_prompts, result_dir, result_name, runs=1):
+    """`vllm bench serve` against the instance, ``runs`` times: greedy, fixed prompts and output length, p50/p99
+    saved."""
+    return [os.path.join(o["venv"], "bin", "python"), "-c", LAUNCH, str(runs),
             "--backend", "openai", "--base-url", base_url(o["url"]), "--endpoint", "/v1/completions",
             "--model", o["served_model_name"], "--tokenizer", o["tokenizer"],
             "--dataset-name", "sharegpt", "--dataset-path", o["prompts"], "--sharegpt-output-len", str(o["output_len"]),
@@ -136,35 +153,41 @@ def _env(o):
     return env
 
 
-def _one_run(o, runner, env, concurrency, tmp):
-    """The `vllm bench serve` result at ``concurrency`` and the spec-decode window around it."""
+def _one_run(o, runner, env, concurrency, tmp, runs=1):
+    """The `vllm bench serve` results of ``runs`` runs at ``concurrency`` and the spec-decode window around them."""
     before = metrics.read_counters(runner.metrics_text())
     name = "c%d.json" % concurrency
     num_prompts = max(o["num_prompts"], concurrency)
-    rc, tail = runner.bench(bench_argv(o, concurrency, num_prompts, tmp, name), env, o["max_seconds"])
+    rc, tail = runner.bench(bench_argv(o, concurrency, num_prompts, tmp, name, runs), env, o["max_seconds"])
     if rc != 0:
         why = "ran past max_seconds=%s" % o["max_seconds"] if rc is None else "exited %s" % rc
         raise BenchError("vllm bench serve at concurrency %d %s: %s" % (concurrency, why, tail[-1500:]))
     after = metrics.read_counters(runner.metrics_text())
-    result, why = read_json(os.path.join(tmp, name), MAX_RESULT_BYTES)
-    if result is None:
-        raise BenchError("vllm bench serve at concurrency %d wrote no readable result: %s"
-                         % (concurrency, why or "%s is missing" % name))
-    return result, metrics.window(before, after)
+    results = []
+    for each in result_names(name, runs):
+        result, why = read_json(os.path.join(tmp, each), MAX_RESULT_BYTES)
+        if result is None:
+            raise BenchError("vllm bench serve at concurrency %d wrote no readable result: %s"
+                             % (concurrency, why or "%s is missing" % each))
+        results.append(result)
+    return results, metrics.window(before, after)
 
 
 def measure(o, runner):
-    """summary.summarize of a single-request run and one at ``concurrency`` (once when it is 1)."""
+    """summary.summarize of SHORT_RUNS single-request runs and one at ``concurrency`` (none when it is 1)."""
     env = _env(o)
     tmp = tempfile.mkdtemp(prefix="igh-bench-")
     try:
-        runs, windows = {}, {}
-        for c in sorted(set([1, o["concurrency"]])):
-            runs[c], windows[c] = _one_run(o, runner, env, c, tmp)
+        singles, window = _one_run(o, runner, env, 1, tmp, SHORT_RUNS)
+        runs = [(1, result) for result in singles]
+        window_n = window
+        if o["concurrency"] > 1:
+            results, window_n = _one_run(o, runner, env, o["concurrency"], tmp)
+            runs.append((o["concurrency"], results[0]))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    figures = summary.summarize(runs, windows[1])
-    figures["speculative_cN"] = windows[max(windows)]
+    figures = summary.summarize(runs, window)
+    figures["speculative_cN"] = window_n
     return figures
 
 
@@ -249,9 +272,21 @@ def _refuse_a_left_dropin(o, out):
                          % (path, unit), out)
 
 
-def _save(directory, record, as_last, out):
+def reference_note(reference, source):
+    """Which run the reference is, for the gate's message."""
+    if not reference:
+        return ""
+    when = reference.get("time") or "time unknown"
+    if source == "last":
+        return "the last recorded run, %s: no reference was kept before" % when
+    if reference.get("verdict") == "accepted":
+        return "accepted on purpose %s" % when
+    return "the first recorded run, %s" % when
+
+
+def _save(directory, record, as_last, out, as_reference=False):
     try:
-        store.save(directory, record, as_last)
+        store.save(directory, record, as_last, as_reference)
     except store.StoreError as exc:
         raise BenchError(str(exc), out)
 
@@ -303,11 +338,13 @@ def benchmark(o, check_mode=False, runner=None):
         store.check_dir(o["results_dir"])
         key, parts = _key(o, check_mode)
         existing, last, records = store.load(o["results_dir"], key)
+        reference, source = store.load_reference(o["results_dir"])
         baseline_last = store.load(os.path.join(o["results_dir"], BASELINE_DIR), "", compared=False)[1]
     except store.StoreError as exc:
         raise BenchError(str(exc))
     out = {"changed": False, "ran": False, "key": key, "key_parts": parts, "record": existing, "last": last,
-           "records": records, "gate": None, "baseline_last": baseline_last, "measure": not existing or o["force"]}
+           "reference": reference, "records": records, "gate": None, "baseline_last": baseline_last,
+           "measure": not existing or o["force"]}
     if existing and not o["force"]:
         out["msg"] = "figures for %s are recorded already (force: true measures again)" % key
         return out
@@ -317,17 +354,24 @@ def benchmark(o, check_mode=False, runner=None):
     _refuse_a_left_dropin(o, out)
     runner = runner or HostRunner(o["url"])
     figures = _measured(o, runner, out)
-    decision = gate.decide((last or {}).get("figures"), figures, o["acceptance_drop"], o["tok_s_drop"],
-                           o["accept_new"], o["gate"])
+    decision = gate.decide((reference or {}).get("figures"), figures, o["acceptance_drop"], o["tok_s_drop"],
+                           o["accept_new"], o["gate"], reference_note(reference, source))
     record = {"schema": store.SCHEMA, "key": key, "time": runner.now(), "served_model_name": o["served_model_name"],
               "verdict": decision["verdict"], "figures": figures}
     record.update(parts)
-    _save(o["results_dir"], record, decision["record"], out)
+    _save(o["results_dir"], record, decision["record"], out, decision["reference"])
+    if source == "last" and decision["record"] and not decision["reference"]:
+        # An instance recorded before references were kept: the figures it compared with stay its reference.
+        try:
+            store.save_reference(o["results_dir"], reference)
+        except store.StoreError as exc:
+            raise BenchError(str(exc), out)
     last_now, records = store.load(o["results_dir"], key)[1:]
     out.update(changed=True, ran=True, record=record, last=last_now, records=records, gate=decision,
+               reference=record if decision["reference"] else reference,
                msg=decision["message"], diff=_diff(o["results_dir"], existing, record))
     if not decision["passed"]:
         # The failure shows what the message is about, not every record of the instance.
-        shown = ("changed", "ran", "key", "record", "last", "gate", "diff")
+        shown = ("changed", "ran", "key", "record", "last", "reference", "gate", "diff")
         raise BenchError(decision["message"], dict((k, out[k]) for k in shown))
     return out

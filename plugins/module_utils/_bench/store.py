@@ -9,12 +9,16 @@ weights, whose sha256 is cached beside the records with the file's size, times a
 hash. Layout, one directory per instance:
 
   <dir>/<generation>__d-<12 hex>__u-<12 hex>.json   the last run under that key
-  <dir>/last.json                                   the last recorded figures: what the gate compares with
+  <dir>/last.json                                   the last recorded figures (the report's and the drift check's)
+  <dir>/reference.json                              the reference: the first recorded run, or the last accepted on
+                                                    purpose (accept_new): what the gate compares with
   <dir>/baseline/<generation>__d-none__u-<12 hex>.json   a baseline (the target without speculation; the unit
                                                     hash is of the unit text without --speculative-config)
   <dir>/baseline/last.json                          the last recorded baseline
 
-A run whose gate failed is written under its key (so the report shows it) but never to last.json.
+A run whose gate failed is written under its key (so the report shows it) but never to last.json. An instance
+recorded before references were kept has no reference.json: its last.json is its reference, and is written as
+reference.json by the next run that records (so the reference stays put from then on).
 """
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
@@ -30,6 +34,7 @@ from ansible_collections.inference.gpu_host.plugins.module_utils._common.files i
     NotRegularFile, open_regular, parse_json_bounded)
 
 LAST = "last.json"
+REFERENCE = "reference.json"
 RECORD_SUFFIX = ".json"
 SCHEMA = 1
 # A record is a few KiB; anything far larger in the directory is not one of ours.
@@ -201,7 +206,7 @@ def load(results_dir, key, compared=True):
     except OSError as exc:
         raise StoreError("%s cannot be read: %s" % (results_dir, exc))
     for name in names:
-        if name.endswith(RECORD_SUFFIX) and name != LAST and not name.startswith("."):
+        if name.endswith(RECORD_SUFFIX) and name not in (LAST, REFERENCE) and not name.startswith("."):
             record = _load(os.path.join(results_dir, name))
             if record is not None:
                 records.append(record)
@@ -227,11 +232,34 @@ def _write(path, record):
         raise
 
 
-def save(results_dir, record, as_last):
-    """Write ``record`` under its key, and as last.json when ``as_last`` (the gate recorded it)."""
+def load_reference(results_dir):
+    """(the instance's reference record or None, where it came from: "reference", "last" or None). Without
+    reference.json the last recorded figures are the reference (an instance recorded before references were kept).
+    StoreError naming the file when it holds figures the gate cannot compare with."""
+    check_dir(results_dir)
+    for name, source in ((REFERENCE, "reference"), (LAST, "last")):
+        record = _load(os.path.join(results_dir, name), compared=True)
+        if record is not None:
+            return record, source
+    return None, None
+
+
+def save(results_dir, record, as_last, as_reference=False):
+    """Write ``record`` under its key, as last.json when ``as_last`` (the gate recorded it) and as reference.json
+    when ``as_reference`` (the first run, or one accepted on purpose)."""
     try:
         _write(os.path.join(results_dir, record["key"] + RECORD_SUFFIX), record)
         if as_last:
             _write(os.path.join(results_dir, LAST), record)
+        if as_reference:
+            _write(os.path.join(results_dir, REFERENCE), record)
     except (IOError, OSError) as exc:
         raise StoreError("the figures could not be written under %s: %s" % (results_dir, exc))
+
+
+def save_reference(results_dir, record):
+    """Keep ``record`` (the last.json an older instance compared with) as the instance's reference.json."""
+    try:
+        _write(os.path.join(results_dir, REFERENCE), record)
+    except (IOError, OSError) as exc:
+        raise StoreError("the reference could not be written under %s: %s" % (results_dir, exc))

@@ -1,8 +1,8 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, inference.gpu_host contributors
 # Apache License 2.0 (see LICENSE)
-"""One benchmark run in a few figures: output tok/s at concurrency 1 and N, TTFT and inter-token
-latency (p50/p99), and the speculative-decoding window (metrics.window).
+"""One benchmark in a few figures: output tok/s at concurrency 1 (the median of several short runs, and their
+spread) and N, TTFT and inter-token latency (p50/p99), and the speculative-decoding window (metrics.window).
 
 The inputs are the JSON files ``vllm bench serve --save-result`` writes (vllm/benchmarks/serve.py:
 ``output_throughput``, ``completed``, ``failed``, ``duration``, ``p50_ttft_ms``/``p99_ttft_ms`` and the
@@ -59,17 +59,43 @@ def run_figures(result, concurrency):
     return figures
 
 
+def spread_of(rates):
+    """The spread of several short runs' tok/s: (highest - lowest) / median, a fraction (0.1 is 10 %); None for
+    fewer than two runs or a median of 0. What one host's noise is measured as: the gate allows at least this fall."""
+    rates = sorted(rates)
+    if len(rates) < 2:
+        return None
+    middle = _median(rates)
+    # Rounded up (4 places): an allowance taken from it is never below the spread measured.
+    return math.ceil(10000 * (rates[-1] - rates[0]) / middle) / 10000.0 if middle > 0 else None
+
+
+def _median(ordered):
+    half = len(ordered) // 2
+    return ordered[half] if len(ordered) % 2 else (ordered[half - 1] + ordered[half]) / 2.0
+
+
 def summarize(runs, speculative):
-    """The record's figures: ``runs`` maps concurrency -> `vllm bench serve` result, the lowest of them the
-    single-request run (concurrency 1); ``speculative`` is metrics.window() of the single-request run."""
-    if not runs:
+    """The record's figures. ``runs``: (concurrency, `vllm bench serve` result) pairs (or a mapping of them), the
+    lowest concurrency's runs the single-request ones: their median tok/s is the figure, their spread is kept, and
+    the latencies are those of the median run; ``speculative`` is metrics.window() over the single-request runs."""
+    pairs = sorted(runs.items()) if isinstance(runs, dict) else list(runs)
+    if not pairs:
         raise SummaryError("no benchmark run to summarize")
-    per = [run_figures(runs[c], c) for c in sorted(runs)]
-    single = per[0]
+    per = [run_figures(result, c) for c, result in pairs]
+    low = min(f["concurrency"] for f in per)
+    singles = [f for f in per if f["concurrency"] == low]
+    ordered = sorted(singles, key=lambda f: f["output_tok_s"])
+    single = ordered[(len(ordered) - 1) // 2]
+    rates = [f["output_tok_s"] for f in singles]
+    tok_s_c1 = round(_median(sorted(rates)), 2)
+    high = max(per, key=lambda f: f["concurrency"])
     return {
-        "tok_s_c1": single["output_tok_s"],
-        "tok_s_cN": per[-1]["output_tok_s"],
-        "concurrency": per[-1]["concurrency"],
+        "tok_s_c1": tok_s_c1,
+        "tok_s_c1_runs": rates,
+        "tok_s_c1_spread": spread_of(rates),
+        "tok_s_cN": high["output_tok_s"] if high["concurrency"] != low else tok_s_c1,
+        "concurrency": high["concurrency"],
         "ttft_p50_ms": single["ttft_p50_ms"],
         "ttft_p99_ms": single["ttft_p99_ms"],
         "itl_p50_ms": single["itl_p50_ms"],

@@ -131,8 +131,8 @@ def server_view(stat_rows, state_rows, backend, server):
     bits, sessions, status = admin[0].get("srv_admin_state"), stat[0].get("scur"), stat[0].get("status")
     for what, value, command in (("srv_admin_state", bits, "show servers state"), ("scur", sessions, "show stat")):
         if not isinstance(value, str) or not _COUNT.match(value):
-            raise RuntimeApiError("%s/%s: %s answered %s=%r, expected a count" % (backend, server, command, what,
-                                                                                 value))
+            raise RuntimeApiError("%s/%s: %s answered %s=%r, expected a count"
+                                  % (backend, server, command, what, value))
     if not isinstance(status, str):
         raise RuntimeApiError("%s/%s: show stat answered no status column" % (backend, server))
     return {"state": admin_state(bits), "status": status, "sessions": int(sessions)}

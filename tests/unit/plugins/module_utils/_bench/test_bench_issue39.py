@@ -8,7 +8,7 @@ import signal
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from ansible_collections.inference.gpu_host.plugins.module_utils._bench import gate, metrics, report, run, store
+from ansible_collections.inference.gpu_host.plugins.module_utils._bench import gate, metrics, report, run
 
 # The stand-in host and the options of the module's own tests (pytest puts this directory on sys.path).
 from test_bench_run import FakeHost, opts  # noqa: F401  pylint: disable=unused-import,import-error
@@ -46,10 +46,11 @@ def test_row1_a_missing_recorded_figure_never_passes():
     assert not d["passed"] and "tok_s_c1" in d["message"]
 
 
+@pytest.mark.parametrize("name", ["reference.json", "last.json"])
 @pytest.mark.parametrize("value", ['"fast"', "NaN", "Infinity", "-4.0", "true"])
-def test_row1_the_module_refuses_the_record_naming_file_and_figure(opts, value):  # noqa: F811
+def test_row1_the_module_refuses_the_record_naming_file_and_figure(opts, value, name):  # noqa: F811
     first = run.benchmark(opts, runner=FakeHost())
-    last = os.path.join(opts["results_dir"], "last.json")
+    last = os.path.join(opts["results_dir"], name)
     with open(last) as fh:
         text = fh.read()
     with open(last, "w") as fh:
@@ -234,8 +235,8 @@ _count = st.one_of(st.none(), st.integers(0, 40))
 @st.composite
 def _scrapes(draw):
     """Two scrapes, the second the first plus any growth (sound or not), either with junk or a line repeated."""
-    first = [draw(_count) for _ in range(3)] + [draw(st.lists(st.integers(0, 40), max_size=3))]
-    grow = [draw(st.integers(0, 40)) for _ in range(3)] + [draw(st.lists(st.integers(0, 40), max_size=4))]
+    first = [draw(_count) for dummy in range(3)] + [draw(st.lists(st.integers(0, 40), max_size=3))]
+    grow = [draw(st.integers(0, 40)) for dummy in range(3)] + [draw(st.lists(st.integers(0, 40), max_size=4))]
     second = [None if a is None else a + b for a, b in zip(first[:3], grow[:3])]
     second.append([a + b for a, b in zip(first[3] + [0] * 4, grow[3])] if grow[3] else list(first[3]))
     texts = []
