@@ -216,11 +216,9 @@ def main(argv=None):
         lines.append(json.dumps(call, sort_keys=True))
     with open(os.path.join(out, CALLS), "w", encoding="utf-8") as handle:
         handle.write("\n".join(lines) + "\n")
-    total = sum(os.path.getsize(os.path.join(out, f, n)) for f, names in folders.items() for n in names)
+    sizes = [sum(os.path.getsize(os.path.join(out, f, n)) for n in names) for f, names in folders.items()]
     print("%d folders, %.1f MiB in all, each at most %.1f MiB; %d files in %s, checked"
-          % (len(folders), total / MIB, max(sum(os.path.getsize(os.path.join(out, f, n)) for n in names)
-                                             for f, names in folders.items()) / MIB,
-             len(hashes), os.path.join(rel_out, MANIFEST)))
+          % (len(folders), sum(sizes) / MIB, max(sizes) / MIB, len(hashes), os.path.join(rel_out, MANIFEST)))
     print("\n".join(lines))
     return 0
 
