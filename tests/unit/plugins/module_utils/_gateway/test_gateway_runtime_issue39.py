@@ -5,6 +5,7 @@
 parsed whole or refused naming the backend and server."""
 from __future__ import absolute_import, division, print_function
 
+import contextlib
 import socket
 import threading
 import time
@@ -20,40 +21,32 @@ STATE_HEADER = "1\n# be_id be_name srv_id srv_name srv_addr srv_op_state srv_adm
 STATE = STATE_HEADER + "3 be_m 1 a 10.0.3.10 2 0 1\n"
 
 
-class Server(object):
-    """A unix socket on which ``answer(conn)`` answers each connection, in a thread."""
+@contextlib.contextmanager
+def admin_socket(path, answer):
+    """A unix socket at ``path`` that takes one connection, reads the command and lets ``answer(conn, stop)`` reply
+    (in a thread); ``stop`` is set when the test is done with it."""
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(path)
+    listener.listen(1)
+    stop = threading.Event()
 
-    def __init__(self, path, answer):
-        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.sock.bind(path)
-        self.sock.listen(4)
-        self.sock.settimeout(0.1)  # accept() wakes to see the stop
-        self.answer, self.stop = answer, threading.Event()
-        self.thread = threading.Thread(target=self._serve)
-        self.thread.daemon = True
-        self.thread.start()
-
-    def _serve(self):
-        while not self.stop.is_set():
-            try:
-                conn = self.sock.accept()[0]
-            except socket.timeout:
-                continue
-            except OSError:
-                return
-            conn.settimeout(None)
-            try:
-                conn.recv(1024)
-                self.answer(conn, self.stop)
-            except OSError:
-                pass
-            finally:
-                conn.close()
-
-    def close(self):
-        self.stop.set()
-        self.thread.join(5)
-        self.sock.close()
+    def serve():
+        conn = listener.accept()[0]
+        try:
+            conn.recv(1024)
+            answer(conn, stop)
+        except OSError:
+            pass  # the client gave up and closed: what the tests want of it
+        finally:
+            conn.close()
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join(5)
+        listener.close()
 
 
 def _trickle(conn, stop):
@@ -68,27 +61,21 @@ def _trickle(conn, stop):
 # Row 6: the admin socket answers slowly, a byte at a time.
 def test_row6_a_slow_answer_ends_at_the_deadline(tmp_path):
     path = str(tmp_path / "admin.sock")
-    server = Server(path, _trickle)
-    try:
+    with admin_socket(path, _trickle):
         start = time.monotonic()
         with pytest.raises(RuntimeApiError, match=r"admin socket .* did not answer .*show stat.* within 1"):
             send(path, "show stat", timeout=1.0)
         assert time.monotonic() - start < 2.5
-    finally:
-        server.close()
 
 
 def test_row6_the_module_step_ends_at_the_deadline(tmp_path):
     path = str(tmp_path / "admin.sock")
-    server = Server(path, _trickle)
     params = {"socket": path, "backend": "be_m", "server": "a", "state": "drain", "wait_timeout": 0}
-    try:
+    with admin_socket(path, _trickle):
         start = time.monotonic()
         with pytest.raises(RuntimeApiError, match="did not answer"):
             runtime.server_step(params, False, ask=lambda command: send(path, command, timeout=1.0))
         assert time.monotonic() - start < 2.5
-    finally:
-        server.close()
 
 
 def test_an_answer_too_large_is_refused(tmp_path):
@@ -98,12 +85,9 @@ def test_an_answer_too_large_is_refused(tmp_path):
         chunk = b"x" * (1 << 20)
         for dummy in range(runtime.MAX_ANSWER_BYTES // len(chunk) + 2):
             conn.sendall(chunk)
-    server = Server(path, flood)
-    try:
+    with admin_socket(path, flood):
         with pytest.raises(RuntimeApiError, match="more than"):
             send(path, "show stat", timeout=10.0)
-    finally:
-        server.close()
 
 
 # Row 7: a `show servers state` row cut short; a backend name the gateway does not have.
