@@ -2,7 +2,8 @@
 # Copyright: (c) 2026, inference.gpu_host contributors
 # Apache License 2.0 (see LICENSE)
 """The vLLM subsystem's filters: plumbing to module_utils/_vllm/ (serve.py, unit.py, service_state.py,
-service_plan.py, host_requirements.py, upgrade_plan.py, prometheus.py, versions.py, known_problems.py), which decide.
+service_plan.py, host_requirements.py, prometheus.py, installed.py, known_problems.py) and _stack/upgrade_plan.py,
+which decide.
 
 Each filter is documented in <filter name>.yml beside this file (ansible-doc -t filter).
 """
@@ -15,26 +16,30 @@ from ansible.errors import AnsibleFilterError
 # The collection's module_utils are imported inside each filter, not here: to find one filter,
 # Ansible loads every filter file of the collection, in every task's worker process.
 
-_MU = "ansible_collections.inference.gpu_host.plugins.module_utils._vllm."
-# The error each module_utils file raises for a bad input (anything else is a bug, left as it is).
-_ERRORS = {"serve": "VllmServeError", "unit": "VllmUnitError", "service_state": "VllmServiceStateError",
-           "versions": "VllmVersionError", "known_problems": "VllmVersionError", "upgrade_plan": "UpgradePlanError",
-           "prometheus": None, "host_requirements": "HostRequirementsError",
-           "service_plan": "VllmServicePlanError"}
+_MU = "ansible_collections.inference.gpu_host.plugins.module_utils."
+# Each module_utils file a filter here calls: where it is, and the error it raises for a bad input (anything else is
+# a bug, left as it is).
+_FILES = {"serve": ("_vllm.serve", "VllmServeError"), "unit": ("_vllm.unit", "VllmUnitError"),
+          "service_state": ("_vllm.service_state", "VllmServiceStateError"),
+          "installed": ("_vllm.installed", "VllmVersionError"), "known_problems": ("_vllm.known_problems", "VllmVersionError"),
+          "upgrade_plan": ("_stack.upgrade_plan", "UpgradePlanError"), "prometheus": ("_vllm.prometheus", None),
+          "host_requirements": ("_vllm.host_requirements", "HostRequirementsError"),
+          "service_plan": ("_vllm.service_plan", "VllmServicePlanError")}
 
 
 def _call(name, module, function, *args, **options):
-    """``function`` of module_utils/_vllm/<module>.py on plain data; its error as an AnsibleFilterError.
+    """``function`` of module_utils file ``module`` (a key of _FILES) on plain data; its error as an AnsibleFilterError.
 
     ``prefix``: the message starts with the filter's name (False where module_utils already names it);
     ``plain``: containers become plain dicts and lists first (False where the type is part of the check).
     """
     import importlib
     from ansible_collections.inference.gpu_host.plugins.module_utils._common.plain_data import plain
-    mod = importlib.import_module(_MU + module)
+    where, error = _FILES[module]
+    mod = importlib.import_module(_MU + where)
     convert = plain if options.pop("plain", True) else (lambda value: value)
     prefix = options.pop("prefix", True)
-    errors = getattr(mod, _ERRORS[module]) if _ERRORS[module] else ValueError
+    errors = getattr(mod, error) if error else ValueError
     try:
         return getattr(mod, function)(*[convert(a) for a in args], **dict((k, convert(v)) for k, v in options.items()))
     except errors as exc:
@@ -110,7 +115,7 @@ def systemd_exec(argv):
     return _call("systemd_exec", "unit", "systemd_exec", argv, prefix=False, plain=False)
 
 
-# ---------------------------------------------------------------- service_plan.py, service_state.py, versions.py
+# ---------------------------------------------------------------- service_plan.py, service_state.py, installed.py
 def vllm_service_plan(state, wanted):
     return _call("vllm_service_plan", "service_plan", "plan", state, wanted, prefix=False, plain=False)
 
@@ -120,7 +125,7 @@ def file_fingerprint(files):
 
 
 def vllm_version_table(version, distribution="vllm"):
-    return _call("vllm_version_table", "versions", "version_table", version, distribution)
+    return _call("vllm_version_table", "installed", "version_table", version, distribution)
 
 
 def vllm_known_problems(vllm, drafter_config=None, drafter_result=None, target_config=None, environment=None,

@@ -106,7 +106,8 @@ reason:
 """
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.inference.gpu_host.plugins.module_utils._vllm.versions import VllmVersionError, version_info
+from ansible_collections.inference.gpu_host.plugins.module_utils._vllm.installed import version_info
+from ansible_collections.inference.gpu_host.plugins.module_utils._vllm.versions import VllmVersionError
 
 
 def main():

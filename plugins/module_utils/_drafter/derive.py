@@ -28,8 +28,9 @@ from ansible_collections.inference.gpu_host.plugins.module_utils._drafter.mask_e
     MASK_EMBEDDING_FILENAME, MaskEmbeddingError, read_mask_embedding_file)
 from ansible_collections.inference.gpu_host.plugins.module_utils._drafter.headers import (
     INDEX_FILENAME, SafetensorsHeaderError, read_checkpoint)
+from ansible_collections.inference.gpu_host.plugins.module_utils._vllm.installed import describe_installed
 from ansible_collections.inference.gpu_host.plugins.module_utils._vllm.versions import (
-    VllmVersionError, describe_installed, parse_version, same_version)
+    VllmVersionError, parse_version, same_version)
 
 PATH_OPTIONS = ("drafter", "target", "dest", "venv", "speculators_config")
 INT_OPTIONS = ("block_size", "mask_token_id", "num_target_layers", "sliding_window", "max_position_embeddings",
@@ -245,7 +246,7 @@ def read_mask_embedding(drafter):
 def resolve_vllm(params, check_mode, warnings):
     """(version, distribution, source) of the vLLM that will read the config, or (None, "vllm", None).
 
-    The installed one (vllm_versions.describe_installed) wins; a pin must agree with it, except in check
+    The installed one (installed.describe_installed) wins; a pin must agree with it, except in check
     mode, where the pin is what python_env would install. Without an installed vLLM the pin is used.
     """
     pinned, venv = params["vllm_version"], params["venv"]

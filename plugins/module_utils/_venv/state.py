@@ -24,7 +24,7 @@ from ansible_collections.inference.gpu_host.plugins.module_utils._venv.generatio
     COMPLETE_FILE, FAILED_FILE, STATE_SUBDIR, GenerationError, adopted_name, check_venv, generation_name, generations_dir,
     in_use_generations, plan, requirement_lines, scan)
 from ansible_collections.inference.gpu_host.plugins.module_utils._venv.lock import VenvLockError, compare
-from ansible_collections.inference.gpu_host.plugins.module_utils._vllm.versions import describe_installed
+from ansible_collections.inference.gpu_host.plugins.module_utils._vllm.installed import describe_installed
 
 # How the role makes its directories (venv.yml says the same).
 ROLE_DIR = {"owner": "root", "group": "root", "mode": "0755"}

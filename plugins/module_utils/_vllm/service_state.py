@@ -34,7 +34,7 @@ from ansible_collections.inference.gpu_host.plugins.module_utils._vllm.probe imp
     SMOKE_PROMPT, Http, captured_layers, check_host, served, smoke, spec_decode)
 from ansible_collections.inference.gpu_host.plugins.module_utils._vllm.serve import probe_url
 from ansible_collections.inference.gpu_host.plugins.module_utils._vllm.unit import PORT_RANGE, port_number
-from ansible_collections.inference.gpu_host.plugins.module_utils._vllm.versions import describe_installed
+from ansible_collections.inference.gpu_host.plugins.module_utils._vllm.installed import describe_installed
 
 _PID = re.compile(r"pid=([0-9]+)")
 # What `systemctl show` is asked for (one call): the port check, the restart detection, the start.

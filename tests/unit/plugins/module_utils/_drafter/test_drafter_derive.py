@@ -5,7 +5,7 @@
 
 The module itself runs for real in tests/unit/plugins/modules/test_dflash_drafter_config.py; here, the pieces
 both callers rely on: the option checks (one message each), the vLLM decision built on
-vllm_versions.describe_installed, and derive() telling what the module would write without writing.
+installed.describe_installed, and derive() telling what the module would write without writing.
 """
 
 import os

@@ -66,7 +66,7 @@ def test_bad_input_is_named(environments, match):
 
 
 def test_the_upgrade_plan_says_refused_before_anything_changes():
-    from ansible_collections.inference.gpu_host.plugins.module_utils._vllm.upgrade_plan import upgrade_plan
+    from ansible_collections.inference.gpu_host.plugins.module_utils._stack.upgrade_plan import upgrade_plan
     lock = "torch==2.14.0\nvllm==0.34.0\n"
     plan = upgrade_plan("0.20.1", lock, service={"environment": {"VLLM_USE_V2_MODEL_RUNNER": "0"}})
     assert len(plan["refused"]) == 1 and "vLLM 0.34.0 refuses it at start" in plan["refused"][0]

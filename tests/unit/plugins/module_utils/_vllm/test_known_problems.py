@@ -11,6 +11,7 @@ import re
 import pytest
 from hypothesis import given, settings, strategies as st
 
+from ansible_collections.inference.gpu_host.plugins.module_utils._vllm import installed
 from ansible_collections.inference.gpu_host.plugins.module_utils._vllm import known_problems as kp
 from ansible_collections.inference.gpu_host.plugins.module_utils._vllm import versions as vv
 from ansible_collections.inference.gpu_host.plugins.module_utils._vllm.log import KNOWN_CAUSES, find_root_cause
@@ -261,7 +262,7 @@ def test_for_service_new_vllm_with_dflash2_says_what_it_does_not_know():
 
 # ---- the existing callers: describe_installed, the drafter module, the upgrade plan ------------------------------
 def test_version_table_reports_the_rows():
-    table = vv.version_table("0.22.0")
+    table = installed.version_table("0.22.0")
     assert "dflash-cuda-graphs-illegal-address" in _ids(table["known_problems"])
 
 

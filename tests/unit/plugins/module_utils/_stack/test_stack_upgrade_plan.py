@@ -9,7 +9,7 @@ from __future__ import absolute_import, division, print_function
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from ansible_collections.inference.gpu_host.plugins.module_utils._vllm.upgrade_plan import UpgradePlanError, upgrade_plan
+from ansible_collections.inference.gpu_host.plugins.module_utils._stack.upgrade_plan import UpgradePlanError, upgrade_plan
 
 
 CT129_CONFIG = {"num_target_layers": 64, "layer_types": ["sliding_attention"] * 4 + ["full_attention"],
