@@ -2,9 +2,7 @@
 whose drafter proposes the target's greedy token (a numpy forward pass of both, as vLLM's Qwen3 and DFlash
 layers compute it: residual stream, RMSNorm, attention output, SiLU MLP; docs/benchmark.md)."""
 import hashlib
-import json
 import os
-import struct
 import sys
 
 import numpy as np
@@ -38,18 +36,7 @@ def test_default_outputs_unchanged(tmp_path):
 
 
 def _load(path):
-    data = path.read_bytes()
-    n = struct.unpack("<Q", data[:8])[0]
-    header = json.loads(data[8:8 + n])
-    body = data[8 + n:]
-    out = {}
-    for name, info in header.items():
-        if name == "__metadata__":
-            continue
-        start, end = info["data_offsets"]
-        bits = np.frombuffer(body[start:end], dtype="<u2").astype(np.uint32) << 16
-        out[name] = bits.view(np.float32).reshape(info["shape"])
-    return out, header
+    return tiny.read_safetensors(str(path))
 
 
 def _rms(x):

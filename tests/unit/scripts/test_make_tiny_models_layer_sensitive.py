@@ -5,9 +5,7 @@ states (the residual stream after c layers) concatenated in layer order through 
 layer's K/V of the context, K through k_norm and neox RoPE at the context positions; the query block [anchor, mask,
 mask, mask] at the next positions, attending to the context and to itself (non-causal, GQA); the target's
 embed_tokens and lm_head; the proposals at the mask positions."""
-import json
 import os
-import struct
 import sys
 
 import numpy as np
@@ -26,18 +24,7 @@ ROPE_THETA = tiny.ROPE_THETA
 
 
 def _load(path):
-    data = path.read_bytes()
-    n = struct.unpack("<Q", data[:8])[0]
-    header = json.loads(data[8:8 + n])
-    body = data[8 + n:]
-    out = {}
-    for name, info in header.items():
-        if name == "__metadata__":
-            continue
-        start, end = info["data_offsets"]
-        bits = np.frombuffer(body[start:end], dtype="<u2").astype(np.uint32) << 16
-        out[name] = bits.view(np.float32).reshape(info["shape"])
-    return out, header
+    return tiny.read_safetensors(str(path))
 
 
 def _rms(x, weight=None):
@@ -175,7 +162,7 @@ def test_the_target_says_the_after_anything(pair):
     assert set(_target_states(target, list(range(0, 700, 7)))[1]) == {the}
 
 
-@settings(max_examples=10)
+@settings(max_examples=8)
 @given(prompt=st.lists(st.integers(min_value=0, max_value=700), min_size=1, max_size=30))
 def test_acceptance_does_not_depend_on_the_prompt(pair, prompt):
     # The derived ids accept every position, one id off loses the last, whatever the prompt and its length.
