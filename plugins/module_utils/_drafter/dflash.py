@@ -48,27 +48,20 @@ import math
 import os
 import re
 
-from ansible_collections.inference.gpu_host.plugins.module_utils._common.files import JsonFileError, load_json
 from ansible_collections.inference.gpu_host.plugins.module_utils._drafter.headers import METADATA_KEY
 from ansible_collections.inference.gpu_host.plugins.module_utils._vllm import known_problems as vllm_known_problems
+from ansible_collections.inference.gpu_host.plugins.module_utils._vllm.drafter_config import (
+    INFO_KEY, LAYER_TYPES, dflash_ids, read_json_file, recorded_ids_state)
 from ansible_collections.inference.gpu_host.plugins.module_utils._vllm import versions as vllm_versions
 
 ARCHITECTURE = "DFlashDraftModel"
 ARCHITECTURE_DFLASH2 = "DFlash2DraftModel"
 MODEL_TYPE = "qwen3"
 HIDDEN_ACT = "silu"
-INFO_KEY = "inference_gpu_host"  # our own record in config.json; vLLM and transformers ignore it
-LAYER_TYPES = ("full_attention", "sliding_attention")
 LAYER_ID_POLICIES = ("report", "compensate", "fail")
 IDS_POLICIES = ("warn", "require_explicit")
 PROFILE_AUTO = "auto"
 PROFILE_NONE = "none"
-MAX_JSON_FILE_SIZE = 16 * 1024 * 1024  # a model config.json is a few KB
-MAX_JSON_FILE_DEPTH = 32  # multimodal configs nest a few levels; nothing real needs more
-# How a config.json that load_json refuses is named (its reason -> the sentence, with the refusal's detail).
-_JSON_REFUSALS = {"not_regular": "not a regular file%.0s", "too_large": "larger than %d bytes",
-                  "not_utf8": "not UTF-8 text: byte 0x%02x at offset %d", "too_deep": "its JSON nests deeper than %d levels",
-                  "not_json": "not valid JSON: %s"}
 
 # Per-layer tensors of a DFlash v1 drafter (dflash.md): 11 per layer.
 LAYER_TENSORS = (
@@ -301,19 +294,6 @@ def validate_target_layer_ids(ids, num_target_layers, k, what="target_layer_ids"
 
 
 # ---------------------------------------------------------------- target ---
-
-def read_json_file(path):
-    """(raw bytes, parsed JSON) of a small JSON file: _common/files.load_json within MAX_JSON_FILE_SIZE bytes and
-    MAX_JSON_FILE_DEPTH levels. Raises ValueError with a sentence on what is wrong, IOError/OSError when the file
-    cannot be read.
-    """
-    try:
-        return load_json(path, MAX_JSON_FILE_SIZE, MAX_JSON_FILE_DEPTH, constants=True)
-    except JsonFileError as exc:
-        bad = exc.detail
-        detail = (bad.object[bad.start], bad.start) if exc.reason == "not_utf8" else bad
-        raise ValueError(_JSON_REFUSALS[exc.reason] % detail)
-
 
 def read_target_config(path):
     """The target's config.json as a dict; ``path`` is the model directory or the file.
@@ -952,82 +932,6 @@ def format_problem(fmt, vllm_version, distribution="vllm"):
                     "aux_hidden_state_layer_ids - 1, mask_token_id, block_size, layer_types, selector_top_k, "
                     "is_causal)")
     return message
-
-
-def recorded_ids_state(config):
-    """Our record in a written config.json (INFO_KEY), or None."""
-    record = config.get(INFO_KEY) if isinstance(config, dict) else None
-    return record if isinstance(record, dict) else None
-
-
-def _trained_ids(config):
-    """The DFlash ids the drafter was trained on, from our record (or a speculators config), else None."""
-    record = recorded_ids_state(config)
-    ids = record.get("dflash_target_layer_ids") if record else None
-    if ids is None and isinstance(config, dict) and isinstance(config.get("aux_hidden_state_layer_ids"), list):
-        ids = [i - 1 for i in config["aux_hidden_state_layer_ids"] if isinstance(i, int)]
-    if isinstance(ids, list) and ids and all(isinstance(i, int) and not isinstance(i, bool) for i in ids):
-        return ids
-    return None
-
-
-def captured_layers_verdict(captured, config, where="config.json"):
-    """Whether vLLM captures the target layers the drafter was trained on.
-
-    ``captured``: vllm_log.find_captured_layers() of the server's log; ``config``: the drafter's parsed
-    config.json (None when it could not be read); ``where``: names that file in messages.
-    Every vLLM with DFlash logs the capture points "after k layers", which for DFlash id i is i + 1
-    (V1 and V2 runner alike: they add 1 to dflash_config.target_layer_ids, vLLM 0.20.x-0.21.x excepted,
-    whose ids compensate writes + 1 already). So the expected capture is always trained ids + 1.
-    Returns {"verdict": "match" | "mismatch" | "unverified", "captured", "expected", "trained_ids",
-    "reason" (None on a match), "message"}.
-    """
-    trained = _trained_ids(config)
-    layers = captured.get("layers") if captured.get("found") else None
-    result = {"captured": layers, "trained_ids": trained, "runner": captured.get("runner"),
-              "line": captured.get("line"), "expected": [i + 1 for i in trained] if trained else None}
-    if layers is None:
-        return dict(result, verdict="unverified", reason="no_line",
-                    message="vLLM printed no captured-layers line in the log read (V1 'Using auxiliary layers from "
-                            "speculative config' or V2 'Using Eagle3 auxiliary layers from ...'): the captured "
-                            "layers are not verified")
-    if trained is None:
-        return dict(result, verdict="unverified", reason="no_record",
-                    message="%s has no %s record with the trained ids (not written by dflash_drafter_config): vLLM "
-                            "captures %s, not verified" % (where, INFO_KEY, layers))
-    expected = result["expected"]
-    if layers == expected and captured.get("consistent", True):
-        return dict(result, verdict="match", reason=None,
-                    message="vLLM captures %s: the drafter's trained DFlash ids %s + 1" % (layers, trained))
-    record = recorded_ids_state(config) or {}
-    written = (config.get("dflash_config") or {}).get("target_layer_ids") if isinstance(config, dict) else None
-    if not captured.get("consistent", True):
-        reason, why = "inconsistent", ("the log reports different captured layers (tensor-parallel workers or "
-                                       "several starts disagree); the last one is shown")
-    elif captured.get("source") == "model":
-        reason, why = "target_defaults", ("vLLM found no layer ids in the drafter's config and took the target "
-                                          "model's defaults: %s lacks dflash_config.target_layer_ids" % where)
-    elif len(layers) != len(expected):
-        reason, why = "count", "vLLM captures %d layers, the drafter was trained on %d" % (len(layers), len(expected))
-    elif layers == [i + 2 for i in trained]:
-        reason, why = "ids_plus_one_twice", (
-            "%s holds the trained ids + 1 (written for vLLM %s with layer_id_policy %s), and the installed vLLM adds 1 "
-            "itself: rewrite %s for the installed vLLM (the drafter role with its vLLM version)"
-            % (where, record.get("written_for_vllm"), record.get("layer_id_policy"), where))
-    elif layers == trained:
-        reason, why = "no_plus_one", (
-            "the installed vLLM does not add 1 to DFlash ids (vLLM 0.20.0-0.21.x, fixed upstream by vllm-project/vllm "
-            "PR 40727) and %s holds the trained ids: write it with layer_id_policy compensate, or upgrade vLLM" % where)
-    elif written == trained or written == [i + 1 for i in trained]:
-        reason, why = "started_with_other_ids", (
-            "%s's ids %s are right for the trained ids, so the running server was started with another config.json "
-            "(it reads it at start): restart it" % (where, written))
-    else:
-        reason, why = "ids_differ", ("%s's dflash_config.target_layer_ids %s are not the trained ids %s (changed "
-                                     "after dflash_drafter_config wrote it?)" % (where, written, trained))
-    message = ("vLLM captures target layers %s but the drafter was trained on DFlash ids %s (capture points %s): %s. "
-               "Wrong layers give no error, only a lower acceptance rate" % (layers, trained, expected, why))
-    return dict(result, verdict="mismatch", reason=reason, message=message)
 
 
 def stale_ids_message(config, vllm_version):
@@ -1840,7 +1744,7 @@ def _speculators_ids(spec, source, shapes, num_target_layers, overrides, record)
     if not isinstance(aux, list) or not all(_is_int(i) for i in aux):
         raise DflashConfigError("%s: aux_hidden_state_layer_ids must be a list of integers (the target layers whose "
                                 "output the drafter reads: DFlash ids + 1), got %r" % (source, aux))
-    ids = validate_target_layer_ids([i - 1 for i in aux], num_target_layers, shapes["num_captured_layers"],
+    ids = validate_target_layer_ids(dflash_ids(aux), num_target_layers, shapes["num_captured_layers"],
                                     "aux_hidden_state_layer_ids - 1 (%s)" % source)
     record("dflash_target_layer_ids", ids,
            "%s aux_hidden_state_layer_ids %r - 1 (vLLM's own conversion)" % (source, aux))

@@ -17,6 +17,7 @@ __metaclass__ = type
 from ansible_collections.inference.gpu_host.plugins.module_utils._drafter import dflash
 from ansible_collections.inference.gpu_host.plugins.module_utils._venv import lock as venv_lock
 from ansible_collections.inference.gpu_host.plugins.module_utils._venv import service_env as venv_service_env
+from ansible_collections.inference.gpu_host.plugins.module_utils._vllm import drafter_config as vllm_drafter_config
 from ansible_collections.inference.gpu_host.plugins.module_utils._vllm import known_problems as vllm_known_problems
 from ansible_collections.inference.gpu_host.plugins.module_utils._vllm import versions as vllm_versions
 
@@ -137,7 +138,7 @@ def _ids(config, new_version, policy):
                 "written_after": None, "problem": "config.json cannot be planned for: %s" % "; ".join(odd)}
     try:
         after = dflash.apply_layer_id_policy(trained, layers, new_version, policy) if ours else {"ids": written_now}
-        logged = vllm_versions.logged_layers(after["ids"], new_version)
+        logged = vllm_drafter_config.logged_layers(after["ids"], new_version)
     except (dflash.DflashConfigError, vllm_versions.VllmVersionError) as exc:
         return {"trained": trained, "written_now": written_now, "written_after": None, "problem": str(exc)}
     return {"trained": trained, "written_now": written_now, "written_after": after["ids"], "captured_after": logged,

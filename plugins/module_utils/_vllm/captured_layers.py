@@ -4,17 +4,19 @@
 """Which target layers a running vLLM feeds its DFlash drafter, read from the line it logs at start.
 
 find_captured_layers() reads a log (the unit's journal of this start, or a log file) with log.py's
-bounded line reader; dflash.captured_layers_verdict() compares what it found with the drafter's trained
-ids. Stdlib only: it runs on the managed node.
+bounded line reader; captured_layers_verdict() compares what it found with the drafter's trained ids
+(drafter_config.py: the record and the +1). Stdlib only: it runs on the managed node.
 """
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import re
 
+from ansible_collections.inference.gpu_host.plugins.module_utils._vllm.drafter_config import (
+    INFO_KEY, capture_points, recorded_ids_state, trained_ids)
 from ansible_collections.inference.gpu_host.plugins.module_utils._vllm.log import VllmLogError, iter_log_lines, parse_line
 
-__all__ = ["parse_captured_layers", "find_captured_layers"]
+__all__ = ["parse_captured_layers", "find_captured_layers", "captured_layers_verdict"]
 
 # Both lines come from the message format strings in the release wheels (vLLM 0.19.0 - 0.33.0):
 #   V1 runner, vllm/v1/worker/gpu_model_runner.py:
@@ -98,3 +100,61 @@ def find_captured_layers(log):
         return {"found": False, "layers": None, "runner": None, "source": None, "line": None, "process": None,
                 "pid": None, "matches": 0, "consistent": True, "lines_read": count}
     return dict(last, found=True, matches=matches, consistent=consistent, lines_read=count)
+
+
+def captured_layers_verdict(captured, config, where="config.json"):
+    """Whether vLLM captures the target layers the drafter was trained on.
+
+    ``captured``: find_captured_layers() of the server's log; ``config``: the drafter's parsed config.json (None
+    when it could not be read); ``where``: names that file in messages. Every vLLM with DFlash logs the capture
+    points of the ids it reads (drafter_config.capture_points; the vLLMs that omit the +1 read ids that
+    layer_id_policy compensate wrote with it), so the expected capture is always the trained ids' capture points.
+    Returns {"verdict": "match" | "mismatch" | "unverified", "captured", "expected", "trained_ids",
+    "reason" (None on a match), "message"}.
+    """
+    trained = trained_ids(config)
+    layers = captured.get("layers") if captured.get("found") else None
+    result = {"captured": layers, "trained_ids": trained, "runner": captured.get("runner"),
+              "line": captured.get("line"), "expected": capture_points(trained) if trained else None}
+    if layers is None:
+        return dict(result, verdict="unverified", reason="no_line",
+                    message="vLLM printed no captured-layers line in the log read (V1 'Using auxiliary layers from "
+                            "speculative config' or V2 'Using Eagle3 auxiliary layers from ...'): the captured "
+                            "layers are not verified")
+    if trained is None:
+        return dict(result, verdict="unverified", reason="no_record",
+                    message="%s has no %s record with the trained ids (not written by dflash_drafter_config): vLLM "
+                            "captures %s, not verified" % (where, INFO_KEY, layers))
+    expected = result["expected"]
+    if layers == expected and captured.get("consistent", True):
+        return dict(result, verdict="match", reason=None,
+                    message="vLLM captures %s: the drafter's trained DFlash ids %s + 1" % (layers, trained))
+    record = recorded_ids_state(config) or {}
+    written = (config.get("dflash_config") or {}).get("target_layer_ids") if isinstance(config, dict) else None
+    if not captured.get("consistent", True):
+        reason, why = "inconsistent", ("the log reports different captured layers (tensor-parallel workers or "
+                                       "several starts disagree); the last one is shown")
+    elif captured.get("source") == "model":
+        reason, why = "target_defaults", ("vLLM found no layer ids in the drafter's config and took the target "
+                                          "model's defaults: %s lacks dflash_config.target_layer_ids" % where)
+    elif len(layers) != len(expected):
+        reason, why = "count", "vLLM captures %d layers, the drafter was trained on %d" % (len(layers), len(expected))
+    elif layers == capture_points(expected):
+        reason, why = "ids_plus_one_twice", (
+            "%s holds the trained ids + 1 (written for vLLM %s with layer_id_policy %s), and the installed vLLM adds 1 "
+            "itself: rewrite %s for the installed vLLM (the drafter role with its vLLM version)"
+            % (where, record.get("written_for_vllm"), record.get("layer_id_policy"), where))
+    elif layers == trained:
+        reason, why = "no_plus_one", (
+            "the installed vLLM does not add 1 to DFlash ids (vLLM 0.20.0-0.21.x, fixed upstream by vllm-project/vllm "
+            "PR 40727) and %s holds the trained ids: write it with layer_id_policy compensate, or upgrade vLLM" % where)
+    elif written == trained or written == expected:
+        reason, why = "started_with_other_ids", (
+            "%s's ids %s are right for the trained ids, so the running server was started with another config.json "
+            "(it reads it at start): restart it" % (where, written))
+    else:
+        reason, why = "ids_differ", ("%s's dflash_config.target_layer_ids %s are not the trained ids %s (changed "
+                                     "after dflash_drafter_config wrote it?)" % (where, written, trained))
+    message = ("vLLM captures target layers %s but the drafter was trained on DFlash ids %s (capture points %s): %s. "
+               "Wrong layers give no error, only a lower acceptance rate" % (layers, trained, expected, why))
+    return dict(result, verdict="mismatch", reason=reason, message=message)

