@@ -17,7 +17,7 @@ import socket
 import time
 from urllib.parse import urlsplit
 
-from ansible_collections.inference.gpu_host.plugins.module_utils._drafter.dflash import captured_layers_verdict, read_json_file
+from ansible_collections.inference.gpu_host.plugins.module_utils._vllm.drafter_config import read_json_file
 from ansible_collections.inference.gpu_host.plugins.module_utils._common.files import parse_json_bounded
 from ansible_collections.inference.gpu_host.plugins.module_utils._common.result_text import safe_text
 from ansible_collections.inference.gpu_host.plugins.module_utils._vllm.captured_layers import captured_layers_verdict, find_captured_layers
