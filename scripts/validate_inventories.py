@@ -1026,7 +1026,7 @@ class InventoryCheck:
                 setters = [(g, self.own_vars(g)[name]) for g in groups if name in self.own_vars(g)]
                 if len(setters) < 2 or all(value == setters[0][1] for _g, value in setters[1:]):
                     continue
-                shown = ", ".join("%s (%s)" % (g.name, _show(value)) for g, value in setters)
+                shown = ", ".join("%s (%s)" % (g.name, show_secret_safe(name, value)) for g, value in setters)
                 source, entity = winner.get(name, (None, None))
                 if entity in [g for g, _value in setters]:
                     self.report.finding(
@@ -1110,7 +1110,7 @@ class InventoryCheck:
         result = ArgumentSpecValidator({name: copy.deepcopy(spec)}).validate({name: resolved})
         if result.error_messages:
             message = "; ".join(result.error_messages)
-            shown = "" if "got: " in message else " (value %s)" % _show(resolved)
+            shown = "" if "got: " in message else " (value %s)" % show_secret_safe(name, resolved)
             report.finding(self.name, label, name, "invalid_value", message + shown + where, source)
 
     def _literal_findings(self, label, name, problems, where, source):

@@ -92,6 +92,18 @@ def test_a_vaulted_value_is_compared_and_shown_without_its_secret(tmp_path):
     assert finding["details"][0]["values"] == [["a.yml", '"<vaulted>"'], ["b.yml", '"********"']], finding
 
 
+def test_a_precedence_conflict_masks_a_credential_too(tmp_path):
+    inv = str(tmp_path / "groups")
+    write(os.path.join(inv, "hosts.yml"), "all:\n  children:\n    a_team:\n      hosts:\n        h1:\n"
+                                          "    b_team:\n      hosts:\n        h1:\n")
+    write(os.path.join(inv, "group_vars", "a_team.yml"), "vllm_service_api_key: sk-group-a-secret\n")
+    write(os.path.join(inv, "group_vars", "b_team.yml"), "vllm_service_api_key: sk-group-b-secret\n")
+    code, out, err = run("--inventory", inv)
+    assert code == 1, (out, err)
+    assert 'set to different values in groups a_team ("********"), b_team ("********")' in out, out
+    assert "sk-group" not in out
+
+
 def test_host_differences_takes_the_last_setter(vi):
     found = vi.host_differences([("a.yml", {"x": 1, "y": [1], "inventory_file": "a.yml"}),
                                  ("b.yml", {"x": 2, "y": [1], "inventory_file": "b.yml"}),
