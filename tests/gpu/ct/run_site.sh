@@ -7,6 +7,10 @@
 #   W=/root/igh PARTS=<dir of wheels-*.tar.part-NN> ROOTFS=<rootfs.tar.xz> tests/gpu/ct/run_site.sh
 # Stages (STAGES, in order): setup converge1 converge2 evidence bench drift tamper fail final
 # (the evidence of the converged host is taken before the drift and failure stages: device time may end first)
+# Issue 40 item 4 (run 9): PAIR=layer-sensitive makes the layer-sensitive pair in setup (default: agreeing); after
+# converge1, `ratio` (served_ratio.sh: the unit against bare vllm serve) and the acceptance table, one stage per ids:
+# `derived` (as converged), `offbyone` (explicit ids [2, 6]), `guess` (the seeds' kind, [1, 7]), then `restore`
+# (a converge back to the derived ids, the gate on, against the reference converge1 recorded).
 set -uo pipefail
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)"
 W="${W:-/root/igh}"; O="$W/out"; S="$O/summary.txt"; CT=igh-gpu; R="/srv/$CT"
@@ -63,11 +67,14 @@ stage_setup() {
         "$REPO/tests/gpu/ct/carried-closure-0.26.0.txt" > "$INV/files/vllm-0.26.0-h200.lock.txt" || return 1
     cp "$INV/files/vllm-0.26.0-h200.lock.txt" "$O/"
     say "lock: $(grep -c '==' "$INV/files/vllm-0.26.0-h200.lock.txt") pins; wheelhouse $(du -sh "$R/opt/wheelhouse" | cut -f1)"
-    # The tiny pair whose drafter the target agrees with (make_tiny_models.py --agreeing, docs/benchmark.md), made by
-    # the image's python3 (torch, safetensors) where standin_models.yml looks: its generator step is then skipped.
+    # The stand-in pair (docs/benchmark.md): PAIR=agreeing (the default: every draft accepted) or layer-sensitive
+    # (accepted only from the layers the drafter was built for), made by the image's python3 (torch, safetensors)
+    # where standin_models.yml looks: its generator step is then skipped.
     local tiny; tiny=$(sed -n 's/^standin_models_dir: //p' "$INV/group_vars/all.yml")
+    case "${PAIR:=agreeing}" in agreeing|layer-sensitive) ;; *) say "PAIR must be agreeing or layer-sensitive"; return 1;; esac
+    say "stand-in pair: make_tiny_models.py --$PAIR"
     [ -e "$tiny/drafter.safetensors" ] || /opt/torch/.venv/bin/python3 "$REPO/playbooks/files/make_tiny_models.py" \
-        --agreeing --target "$tiny/target" --drafter "$tiny/drafter.safetensors" > "$O/tiny-models.txt" 2>&1 || return 1
+        "--$PAIR" --target "$tiny/target" --drafter "$tiny/drafter.safetensors" > "$O/tiny-models.txt" 2>&1 || return 1
     play standin-models "$REPO/playbooks/standin_models.yml"
 }
 
@@ -115,5 +122,32 @@ stage_evidence() {
     tail -n 3 "$O/systemd-analyze-security.txt" | tee -a "$S"
 }
 stage_final() { say "== after the rollback"; unit_evidence "-after-rollback"; }
+stage_ratio() {  # issue 40 item 4: the unit's served speed against bare vllm serve (same argv, environment, GPU)
+    say "== the unit against bare vllm serve (served_ratio.sh)"
+    OUT="$O/ratio" W="$W" bash "$REPO/tests/gpu/ct/served_ratio.sh" > "$O/ratio-run.txt" 2>&1
+    grep -E '^ratio |tok/s c=1|not ready' "$O/ratio/ratio.txt" | tee -a "$S"
+    gzip -f "$O/ratio/bare.log" 2>/dev/null; true
+}
+# The acceptance table (issue 40 item 1 on CUDA): serve one set of ids, then the collection's benchmark on it.
+accept() {  # accept <name> [extra vars as JSON]: no extra vars = what is served now
+    local name="$1" ev="${2:-}" u=vllm-tiny.service
+    say "== acceptance: $name ${ev:-(as served)}"
+    if [ -n "$ev" ]; then play "accept-$name-converge" "$REPO/playbooks/site.yml" -e "$ev" || return 1; fi
+    ns cat /srv/models/tiny-qwen3-dflash/config.json > "$O/accept-$name-config.json" 2>&1
+    say "$name: config.json target_layer_ids $(grep -A3 '"target_layer_ids"' "$O/accept-$name-config.json" | tr -d ' \n' | cut -c1-60)"
+    say "$name: $(ns journalctl -u $u -o short-iso --no-pager | grep 'auxiliary layers' | tail -n 1 | cut -c1-220)"
+    play "accept-$name-bench" "$REPO/playbooks/benchmark.yml" -e serving_benchmark_force=true \
+        -e serving_benchmark_plot=false -e serving_benchmark_report_dir="$O/accept-$name"
+    grep -hE '^20|per-position' "$O"/accept-"$name"/*/benchmarks.txt 2>/dev/null | tail -n 2 | tee -a "$S"
+}
+stage_derived() { accept derived; }
+stage_offbyone() { accept offbyone '{"drafter_target_layer_ids": [2, 6], "vllm_service_benchmark_gate": false}'; }
+stage_guess() { accept guess '{"drafter_target_layer_ids": [1, 7], "vllm_service_benchmark_gate": false}'; }
+stage_restore() {
+    say "== back to the derived ids, the gate on (against the reference converge1 recorded)"
+    play restore "$REPO/playbooks/site.yml"
+    grep -E 'reference|mean acceptance length|rolled back' "$O/restore.log" | head -4 | cut -c1-400 | tee -a "$S"
+    say "restore: $(ns journalctl -u vllm-tiny.service -o short-iso --no-pager | grep 'auxiliary layers' | tail -n 1 | cut -c1-220)"
+}
 for st in $STAGES; do "stage_$st" || { say "stage $st FAILED"; [ "$st" = setup ] && break; }; done
 say "done"
