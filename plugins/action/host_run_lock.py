@@ -25,7 +25,9 @@ from ansible_collections.inference.gpu_host.plugins.module_utils._host.run_lock 
 
 display = Display()
 
-MODULE = "inference.gpu_host.host_run_lock"
+# The host side runs as the host_state module: one module payload per run for the lock and the roles' reads
+# (module_utils/_host/host_state.py says why); its lock part is host_run_lock's module's.
+HOST_MODULE = "inference.gpu_host.host_state"
 MAX_TIMEOUT = 86400
 POLL = 2.0
 _ID = re.compile(r"^[A-Za-z0-9._-]{1,200}$")
@@ -60,6 +62,80 @@ def _playbook():
     return " ".join(to_text(a) for a in args)
 
 
+def check_lock_options(args):
+    """The message for a bad timeout or break_id (the variables' names with them), or None."""
+    timeout, break_id = args["timeout"], args["break_id"] or ""
+    if not 0 <= timeout <= MAX_TIMEOUT:
+        return "timeout (run_lock_timeout): expected seconds from 0 to %d, got %d" % (MAX_TIMEOUT, timeout)
+    if break_id and not _ID.match(break_id):
+        return ("break_id (run_lock_break): expected the id of a lock holder as a failure message names it "
+                "(letters, digits, '.', '_', '-'), got %r" % (break_id,))
+    return None
+
+
+def new_record(me, task_vars):
+    """This run's lock record."""
+    return make_record(me, _user(), _playbook(), to_text(task_vars.get("ansible_play_name", "")))
+
+
+def take(call, host, path, me, timeout, break_id):
+    """The controller's half of taking the lock: wait for a live holder, take a stale one over, fail naming it.
+
+    ``call(takeover)`` runs the module once with the lock request (``takeover``: the id of the holder to replace,
+    or "") and returns the lock's part of its result (host_run_lock's: acquired, holder, taken_over, id; or failed
+    and msg). Returns the part of the call that took the lock, with ``waited``, or one with failed and msg.
+    """
+    started = time.time()
+    deadline = started + timeout
+    takeover, takeovers, announced = "", 0, False
+    while True:
+        out = call(takeover)
+        if out.get("failed"):
+            return out
+        out["changed"] = False
+        out["waited"] = round(time.time() - started, 1)
+        if out.get("acquired"):
+            gone = out.get("taken_over")
+            if gone:
+                display.warning("%s: took over the run lock %s from %s" % (host, path, describe(gone)))
+            return out
+        holder = out.get("holder") or {}
+        takeover = ""
+        if holder.get("corrupt"):
+            if break_id and holder["id"] == break_id and takeovers < 3:
+                takeover, takeovers = break_id, takeovers + 1
+                continue
+            out.update(failed=True, msg=(
+                "%s is not a lock that a run of this collection wrote, so no run can tell whether it is in use "
+                "(id %s). Look at it, then move it away, or set run_lock_break=%s (host_run_lock break_id) to "
+                "replace it. Nothing was changed." % (holder["corrupt"], holder["id"], holder["id"])))
+            return out
+        state = holder_state(holder, me)
+        if takeovers < 3 and (state == "dead" or (break_id and holder.get("id") == break_id)):
+            # A run of this controller whose process is gone (pid dead, pid reused, controller rebooted), or
+            # the holder named on purpose: replace exactly that record (the module checks the id under flock).
+            takeover, takeovers = holder["id"], takeovers + 1
+            continue
+        remaining = deadline - time.time()
+        if remaining <= 0:
+            where = {
+                "alive": "a process that still runs on this controller",
+                "orphaned": "a run whose ansible-playbook is gone but whose task process still runs on this "
+                            "controller (pids %s): the task it started may still be changing the host"
+                            % ", ".join(str(p) for p in orphaned_workers(holder, me)),
+            }.get(state, "another controller (this run cannot tell whether it is still alive)")
+            out.update(failed=True, msg=(
+                "%s: the run lock %s is held by %s - %s. Waited %.0f s (run_lock_timeout=%d). Let that run "
+                "finish (or set run_lock_timeout to wait for it); if it is gone for sure, set "
+                "run_lock_break=%s (host_run_lock break_id) to take the lock from it. Nothing was changed."
+                % (host, path, describe(holder), where, time.time() - started, timeout, holder.get("id"))))
+            return out
+        if not announced:
+            display.display("%s: waiting up to %d s for the run lock held by %s" % (host, timeout, describe(holder)))
+            announced = True
+        time.sleep(min(POLL, remaining))
+
+
 class ActionModule(ActionBase):
 
     TRANSFERS_FILES = False
@@ -71,14 +147,10 @@ class ActionModule(ActionBase):
         del tmp
         validation, args = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC)
         del validation
+        problem = check_lock_options(args)
+        if problem:
+            return dict(result, failed=True, msg=problem)
         timeout, break_id = args["timeout"], args["break_id"] or ""
-        if not 0 <= timeout <= MAX_TIMEOUT:
-            return dict(result, failed=True,
-                        msg="timeout (run_lock_timeout): expected seconds from 0 to %d, got %d" % (MAX_TIMEOUT, timeout))
-        if break_id and not _ID.match(break_id):
-            return dict(result, failed=True,
-                        msg="break_id (run_lock_break): expected the id of a lock holder as a failure message names it "
-                            "(letters, digits, '.', '_', '-'), got %r" % (break_id,))
         me = this_run()
         my_id = run_id(me)
         result.update(changed=False, id=my_id)
@@ -87,62 +159,24 @@ class ActionModule(ActionBase):
             return dict(result, skipped=True, msg="check mode: the run lock is neither read nor taken")
         common = dict(path=args["path"], timeout=timeout, break_id=break_id)
         if args["state"] == "released":
-            out = self._execute_module(module_name=MODULE, module_args=dict(common, state="released", id=my_id),
-                                       task_vars=task_vars)
+            out = self._lock(dict(common, state="released", id=my_id), task_vars)
             out["changed"] = False
             return dict(result, **out)
-        record = make_record(me, _user(), _playbook(), to_text(task_vars.get("ansible_play_name", "")))
+        record = new_record(me, task_vars)
         return dict(result, **self._acquire(args["path"], record, me, timeout, break_id, common, task_vars))
 
+    def _lock(self, lock, task_vars):
+        """The lock's host side once: host_state's run_lock part, with the module's failure, warnings and
+        deprecations as they came."""
+        out = self._execute_module(module_name=HOST_MODULE, module_args=dict(lock=lock), task_vars=task_vars)
+        part = dict(out.pop("run_lock", None) or {})
+        for key in ("failed", "msg", "warnings", "deprecations", "exception"):
+            if key in out:
+                part[key] = out[key]
+        return part
+
     def _acquire(self, path, record, me, timeout, break_id, common, task_vars):
-        host = task_vars.get("inventory_hostname", "?")
-        started = time.time()
-        deadline = started + timeout
-        takeover, takeovers, announced = "", 0, False
-        while True:
-            out = self._execute_module(module_name=MODULE, task_vars=task_vars,
-                                       module_args=dict(common, state="acquired", record=record, takeover=takeover))
-            if out.get("failed"):
-                return out
-            out["changed"] = False
-            out["waited"] = round(time.time() - started, 1)
-            if out.get("acquired"):
-                gone = out.get("taken_over")
-                if gone:
-                    display.warning("%s: took over the run lock %s from %s" % (host, path, describe(gone)))
-                return out
-            holder = out.get("holder") or {}
-            takeover = ""
-            if holder.get("corrupt"):
-                if break_id and holder["id"] == break_id and takeovers < 3:
-                    takeover, takeovers = break_id, takeovers + 1
-                    continue
-                out.update(failed=True, msg=(
-                    "%s is not a lock that a run of this collection wrote, so no run can tell whether it is in use "
-                    "(id %s). Look at it, then move it away, or set run_lock_break=%s (host_run_lock break_id) to "
-                    "replace it. Nothing was changed." % (holder["corrupt"], holder["id"], holder["id"])))
-                return out
-            state = holder_state(holder, me)
-            if takeovers < 3 and (state == "dead" or (break_id and holder.get("id") == break_id)):
-                # A run of this controller whose process is gone (pid dead, pid reused, controller rebooted), or
-                # the holder named on purpose: replace exactly that record (the module checks the id under flock).
-                takeover, takeovers = holder["id"], takeovers + 1
-                continue
-            remaining = deadline - time.time()
-            if remaining <= 0:
-                where = {
-                    "alive": "a process that still runs on this controller",
-                    "orphaned": "a run whose ansible-playbook is gone but whose task process still runs on this "
-                                "controller (pids %s): the task it started may still be changing the host"
-                                % ", ".join(str(p) for p in orphaned_workers(holder, me)),
-                }.get(state, "another controller (this run cannot tell whether it is still alive)")
-                out.update(failed=True, msg=(
-                    "%s: the run lock %s is held by %s - %s. Waited %.0f s (run_lock_timeout=%d). Let that run "
-                    "finish (or set run_lock_timeout to wait for it); if it is gone for sure, set "
-                    "run_lock_break=%s (host_run_lock break_id) to take the lock from it. Nothing was changed."
-                    % (host, path, describe(holder), where, time.time() - started, timeout, holder.get("id"))))
-                return out
-            if not announced:
-                display.display("%s: waiting up to %d s for the run lock held by %s" % (host, timeout, describe(holder)))
-                announced = True
-            time.sleep(min(POLL, remaining))
+        def call(takeover):
+            return self._lock(dict(common, state="acquired", record=record, takeover=takeover), task_vars)
+
+        return take(call, task_vars.get("inventory_hostname", "?"), path, me, timeout, break_id)

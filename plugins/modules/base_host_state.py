@@ -15,7 +15,10 @@ description:
     and owner, group, mode and (for regular files) SHA-256 of the given paths.
   - The base role hands the result to the P(inference.gpu_host.base_plan#filter) filter, which names the
     work left, so that a run with nothing to change makes no other round trip.
-  - Read-only. Bad options fail with a message naming the option.
+  - Read-only, apart from the host's run lock that O(lock) takes first in the same round trip (C(playbooks/site.yml)
+    takes it so). Bad options fail with a message naming the option, before the lock is taken.
+  - Runs on the controller as an action plugin that runs the collection's M(inference.gpu_host.host_state) module on
+    the host (one module payload for every role's read and the lock).
 author: inference.gpu_host contributors (!UNKNOWN)
 extends_documentation_fragment:
   - inference.gpu_host._attributes
@@ -57,6 +60,43 @@ options:
         a run with nothing to change makes one round trip.
     type: bool
     default: false
+  lock:
+    description:
+      - Take the host's run lock first, as M(inference.gpu_host.host_run_lock) takes it (the same record, waiting,
+        stale-lock takeover and messages); the host is read only once this run holds the lock. Not taken in check
+        mode (C(--check)), even with the task's C(check_mode=false). Release it with
+        M(inference.gpu_host.host_run_lock) O(inference.gpu_host.host_run_lock#module:state=released).
+      - RV(run_lock) says what was done.
+    type: dict
+    suboptions:
+      state:
+        description: Only V(acquired) here.
+        type: str
+        choices: [acquired]
+        default: acquired
+      path:
+        description: The lock record on the host; absolute.
+        type: path
+        default: /run/inference-gpu-host/run.lock
+      timeout:
+        description: Seconds to wait for a lock held by another live run before failing; V(0) fails at once.
+        type: int
+        default: 0
+      break_id:
+        description: The id of a holder to take the lock from on purpose (the id the failure message names).
+        type: str
+        default: ""
+      record:
+        description: Set by the action plugin (this run's record); do not set it.
+        type: dict
+      takeover:
+        description: Set by the action plugin (the id of the holder to replace); do not set it.
+        type: str
+        default: ""
+      id:
+        description: Set by the action plugin; not used here.
+        type: str
+        default: ""
 """
 
 EXAMPLES = r"""
@@ -73,6 +113,11 @@ EXAMPLES = r"""
 """
 
 RETURN = r"""
+run_lock:
+  description: With O(lock), what M(inference.gpu_host.host_run_lock) returns (C(id), C(acquired), C(holder),
+    C(taken_over), C(waited)); in check mode C(skipped) and C(msg).
+  type: dict
+  returned: when lock is given
 packages:
   description: "{package: installed} for O(packages) and C(python3-apt)."
   type: dict
@@ -108,26 +153,17 @@ gpu_info:
 """
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.inference.gpu_host.plugins.module_utils._host.base_state import BaseStateError, host_state
+from ansible_collections.inference.gpu_host.plugins.module_utils._host.base_state import ARGUMENT_SPEC
+from ansible_collections.inference.gpu_host.plugins.module_utils._host.host_state import LOCK_OPTIONS, run
 
 
 def main():
-    module = AnsibleModule(
-        argument_spec=dict(
-            packages=dict(type="list", elements="str", default=[]),
-            ca_dir=dict(type="path", required=True),
-            record=dict(type="path", required=True),
-            user=dict(type="str", required=True),
-            group=dict(type="str", required=True),
-            paths=dict(type="list", elements="path", default=[]),
-            gpus=dict(type="bool", default=False),
-        ),
-        supports_check_mode=True,
-    )
-    try:
-        module.exit_json(**host_state(module))
-    except BaseStateError as exc:
-        module.fail_json(msg=str(exc))
+    module = AnsibleModule(argument_spec=dict(ARGUMENT_SPEC, lock=dict(type="dict", options=dict(
+        LOCK_OPTIONS, state=dict(type="str", default="acquired", choices=["acquired"])))), supports_check_mode=True)
+    params = dict(module.params)
+    lock = params.pop("lock")
+    out = run(module, {"base": params}, lock)
+    module.exit_json(**dict(out.pop("base", {}), **out))
 
 
 if __name__ == "__main__":

@@ -130,29 +130,12 @@ config:
 """
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.inference.gpu_host.plugins.module_utils._drafter.state import DrafterStateError, read_host
+from ansible_collections.inference.gpu_host.plugins.module_utils._drafter.state import ARGUMENT_SPEC, module_result
 
 
 def main():
-    module = AnsibleModule(
-        argument_spec=dict(
-            dest_dir=dict(type="path", required=True),
-            weights=dict(type="path", required=True),
-            record=dict(type="path", required=True),
-            facts=dict(type="path", required=True),
-            target_config=dict(type="path", required=True),
-            source=dict(type="path"),
-            config=dict(type="dict"),
-        ),
-        supports_check_mode=True,
-    )
-    try:
-        result, warnings = read_host(module.params, module.check_mode)
-    except DrafterStateError as exc:
-        module.fail_json(msg=str(exc))
-    for message in warnings:
-        module.warn(message)
-    module.exit_json(changed=False, **result)
+    module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
+    module.exit_json(**module_result(module))
 
 
 if __name__ == "__main__":

@@ -143,35 +143,12 @@ record_prev:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.inference.gpu_host.plugins.module_utils._venv.state import host_state_step
+from ansible_collections.inference.gpu_host.plugins.module_utils._venv.state import ARGUMENT_SPEC, module_result
 
 
 def main():
-    module = AnsibleModule(
-        argument_spec=dict(
-            venv_dir=dict(type="path", required=True),
-            requirements=dict(type="str", required=True),
-            lock=dict(type="str", required=True, no_log=False),
-            expected=dict(type="str"),
-            python=dict(type="str", required=True),
-            state_subdir=dict(type="str", default=".inference-gpu-host"),
-            uv=dict(type="str", default=""),
-            uv_cache_dir=dict(type="str", default=""),
-            keep=dict(type="int", default=2),
-            free_gib=dict(type="float", default=12),
-            retry_failed=dict(type="bool", default=False),
-            keep_packages=dict(type="list", elements="str", default=[], no_log=False),
-            flash_attn=dict(type="bool", default=False),
-            record=dict(type="path", required=True),
-        ),
-        supports_check_mode=True,
-    )
-    outcome = host_state_step(module.params, module.run_command)
-    for warning in outcome["warnings"]:
-        module.warn(warning)
-    if outcome["failed"]:
-        module.fail_json(**outcome["result"])
-    module.exit_json(**outcome["result"])
+    module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
+    module.exit_json(**module_result(module))
 
 
 if __name__ == "__main__":

@@ -214,12 +214,12 @@ probe:
 """
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.inference.gpu_host.plugins.module_utils._vllm.service_state import ARGUMENT_SPEC, read_host_state
+from ansible_collections.inference.gpu_host.plugins.module_utils._vllm.service_state import ARGUMENT_SPEC, module_result
 
 
 def main():
     module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
-    module.exit_json(changed=False, **read_host_state(module))
+    module.exit_json(**module_result(module))
 
 
 if __name__ == "__main__":

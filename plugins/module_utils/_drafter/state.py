@@ -178,6 +178,18 @@ def _config_read(options, weights, check_mode, warnings):
     return config, os.path.lexists(params["dest"])
 
 
+# drafter_host_state's options (the module and host_state's drafter read validate against this one spec).
+ARGUMENT_SPEC = dict(
+    dest_dir=dict(type="path", required=True),
+    weights=dict(type="path", required=True),
+    record=dict(type="path", required=True),
+    facts=dict(type="path", required=True),
+    target_config=dict(type="path", required=True),
+    source=dict(type="path"),
+    config=dict(type="dict"),
+)
+
+
 def read_host(params, check_mode):
     """(result, warnings): drafter_host_state's job, from its options (see the module's RETURN)."""
     for option in HOST_PATHS:
@@ -206,6 +218,17 @@ def read_host(params, check_mode):
         config=config,
     )
     return result, warnings
+
+
+def module_result(module):
+    """What drafter_host_state returns (and host_state's drafter read): read_host's result, or module.fail_json."""
+    try:
+        result, warnings = read_host(module.params, module.check_mode)
+    except DrafterStateError as exc:
+        module.fail_json(msg=str(exc))
+    for message in warnings:
+        module.warn(message)
+    return dict(result, changed=False)
 
 
 # ---------------------------------------------------------------- controller side

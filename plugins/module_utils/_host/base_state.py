@@ -97,6 +97,18 @@ def _check_options(params):
         raise BaseStateError("packages must be Debian package names, got %r" % (bad,))
 
 
+# base_host_state's options (the module and host_state's base read validate against this one spec).
+ARGUMENT_SPEC = dict(
+    packages=dict(type="list", elements="str", default=[]),
+    ca_dir=dict(type="path", required=True),
+    record=dict(type="path", required=True),
+    user=dict(type="str", required=True),
+    group=dict(type="str", required=True),
+    paths=dict(type="list", elements="path", default=[]),
+    gpus=dict(type="bool", default=False),
+)
+
+
 def host_state(module):
     """The base_host_state module's result, through the module (its params, run_command, get_bin_path, warn).
 
@@ -124,6 +136,14 @@ def host_state(module):
     if params["gpus"]:
         result["gpu_info"] = read_gpu_facts(module)
     return result
+
+
+def module_result(module):
+    """What base_host_state returns (and host_state's base read): host_state's result, or module.fail_json."""
+    try:
+        return host_state(module)
+    except BaseStateError as exc:
+        module.fail_json(msg=str(exc))
 
 
 # ---------------------------------------------------------------- controller side

@@ -149,7 +149,7 @@ def read_state(venv_dir, requirements, lock, python, python_version, keep, free_
     }
     if record:
         out["record"], out["record_warning"] = read_record(record)
-        # A rollback copy left by a run stopped between python_env's switch and vllm_service (publish.yml).
+        # A rollback copy left by a run stopped between python_env's switch and vllm_service (change.yml removes it).
         out["record_prev"] = os.path.lexists(record + ".prev")
     if not out["venv_python"] or not out["expected_same"]:
         return out
@@ -206,6 +206,25 @@ def _versions(params, run_command):
     return out.strip(), uv_version
 
 
+# python_env_host_state's options (the module and host_state's python_env read validate against this one spec).
+ARGUMENT_SPEC = dict(
+    venv_dir=dict(type="path", required=True),
+    requirements=dict(type="str", required=True),
+    lock=dict(type="str", required=True, no_log=False),
+    expected=dict(type="str"),
+    python=dict(type="str", required=True),
+    state_subdir=dict(type="str", default=".inference-gpu-host"),
+    uv=dict(type="str", default=""),
+    uv_cache_dir=dict(type="str", default=""),
+    keep=dict(type="int", default=2),
+    free_gib=dict(type="float", default=12),
+    retry_failed=dict(type="bool", default=False),
+    keep_packages=dict(type="list", elements="str", default=[], no_log=False),
+    flash_attn=dict(type="bool", default=False),
+    record=dict(type="path", required=True),
+)
+
+
 def host_state_step(params, run_command):
     """The python_env_host_state module's work, from its parameters: {"failed", "result", "warnings"}.
 
@@ -229,6 +248,16 @@ def host_state_step(params, run_command):
                 "warnings": []}
     warning = state.pop("record_warning", None)
     return {"failed": False, "result": dict(state, changed=False), "warnings": [warning] if warning else []}
+
+
+def module_result(module):
+    """What python_env_host_state returns (and host_state's python_env read): the state, or module.fail_json."""
+    outcome = host_state_step(module.params, module.run_command)
+    for warning in outcome["warnings"]:
+        module.warn(warning)
+    if outcome["failed"]:
+        module.fail_json(**outcome["result"])
+    return outcome["result"]
 
 
 # ---------------------------------------------------------------- controller side

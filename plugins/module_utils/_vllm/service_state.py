@@ -323,6 +323,11 @@ def read_host_state(module):
     return result
 
 
+def module_result(module):
+    """What vllm_service_host_state returns (and host_state's vllm_service read)."""
+    return dict(read_host_state(module), changed=False)
+
+
 def _captured(module, unit, invocation_id, drafter_dir):
     """(verdict, error): the layers the unit's journal shows captured against the drafter's config.json."""
     journal = UnitJournal(module, unit)

@@ -107,11 +107,15 @@ class Loop(action.ActionModule):
         self.calls = []
 
     def _execute_module(self, module_name=None, module_args=None, task_vars=None, **_kwargs):
-        self.calls.append(module_args)
-        path = module_args["path"]
-        if module_args["state"] == "released":
-            return release(path, module_args["id"])
-        return dict(acquire(path, module_args["record"], takeover=module_args["takeover"]), id=module_args["record"]["id"])
+        # The host side runs as host_state (one payload with the roles' reads): its lock part.
+        assert module_name == "inference.gpu_host.host_state" and list(module_args) == ["lock"], module_args
+        lock = module_args["lock"]
+        self.calls.append(lock)
+        path = lock["path"]
+        if lock["state"] == "released":
+            return {"changed": False, "run_lock": release(path, lock["id"])}
+        return {"changed": False,
+                "run_lock": dict(acquire(path, lock["record"], takeover=lock["takeover"]), id=lock["record"]["id"])}
 
 
 def take(path, timeout=0, break_id="", controller=None):
