@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite, from nothing: lint, ansible-test sanity, unit tests,
 # every Molecule scenario on real LXC containers. Run as root on Debian bookworm.
+# Usage: bash scripts/test-all.sh [--help]
 #   bash scripts/test-all.sh                 everything, in two lanes (IGH_JOBS, default 2)
 #   IGH_STAGES="unit molecule" bash scripts/test-all.sh
 #   IGH_SCENARIOS="base drafter" bash scripts/test-all.sh
@@ -12,6 +13,7 @@
 # starts on the scenarios; then both take the next scenario from one queue, in the order
 # of molecule/ORDER (longest first). Scenarios never share a container (igh-<scenario>).
 set -uo pipefail
+case "${1:-}" in -h|--help) sed -n '2,/^[^#]/s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; exit 0;; esac
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT" || exit 1
 T_START=$SECONDS
@@ -125,6 +127,25 @@ if [ "$with_molecule" -eq 1 ] && [ "$JOBS" -gt 1 ]; then
   ansible-playbook -i inventories/local -i localhost, -e ansible_python_interpreter="$ROOT/.venv/bin/python" \
     playbooks/standin_models.yml --limit localhost > "$LOGS/tiny-models.log" 2>&1 ||
     { echo "the tiny models could not be made:"; tail -n 20 "$LOGS/tiny-models.log"; exit 1; }
+  # The provisioned images the scenarios clone (molecule/_shared/lxc_harness.py IMAGES), built beside the
+  # first stages in the order the queue needs them; a scenario that needs one still building waits for it.
+  # A failed build is not fatal here: the scenario that needs the image builds it again and fails with the reason.
+  ordered=""
+  for sc in $SCENARIOS; do
+    img="$(sed -n 's/^ *image: *\([^ #]*\).*/\1/p' "molecule/$sc/molecule.yml" | head -n 1)"
+    case " $ordered " in *" $img "*) ;; *) [ -z "$img" ] || ordered="$ordered $img" ;; esac
+  done
+  if [ -n "$ordered" ]; then
+    ( for img in $ordered; do
+        t0=$SECONDS
+        if python3 molecule/_shared/lxc_harness.py image "$img" >> "$LOGS/images.log" 2>&1; then
+          echo "ok image-$img $((SECONDS-t0))" >> "$RESULTS"
+        else
+          echo "--- image $img could not be built here (the scenario that needs it will say why): $LOGS/images.log" | say
+        fi
+      done ) &
+    echo "images:$ordered (built beside the first stages; log $LOGS/images.log)"
+  fi
 fi
 if [ "$JOBS" -gt 1 ]; then
   echo "lanes: $JOBS (lane 1: ${static[*]:-nothing}, then scenarios; the others: scenarios); logs in $LOGS"

