@@ -40,7 +40,7 @@ def _drafter_place_reason(record, wanted, dest_stat):
 
 
 def _dflash_stale_ids(config, vllm_version):
-    from ansible_collections.inference.gpu_host.plugins.module_utils._drafter.dflash import (
+    from ansible_collections.inference.gpu_host.plugins.module_utils._drafter.formats import (
         DflashConfigError, stale_ids_message)
     try:
         return stale_ids_message(config, str(vllm_version)) or ""

@@ -21,13 +21,18 @@ from ansible.module_utils.common.text.converters import to_bytes, to_native
 
 from ansible_collections.inference.gpu_host.plugins.module_utils._common.inputs import path_option_error
 from ansible_collections.inference.gpu_host.plugins.module_utils._common.text import first_control
-from ansible_collections.inference.gpu_host.plugins.module_utils._drafter.dflash import (
-    DRAFTER_PROFILES, LAYER_TYPES, DflashConfigError, derive_drafter_config, foreign_config_format,
-    foreign_format_message, is_speculators_config, read_json_file, read_target_config, render_config)
+from ansible_collections.inference.gpu_host.plugins.module_utils._drafter.checks import DflashConfigError
+from ansible_collections.inference.gpu_host.plugins.module_utils._drafter.dflash import derive_drafter_config, render_config
+from ansible_collections.inference.gpu_host.plugins.module_utils._drafter.format_speculators import is_speculators_config
+from ansible_collections.inference.gpu_host.plugins.module_utils._drafter.profiles import DRAFTER_PROFILES
+from ansible_collections.inference.gpu_host.plugins.module_utils._drafter.target import read_target_config
+from ansible_collections.inference.gpu_host.plugins.module_utils._drafter.tensors import (
+    foreign_config_format, foreign_format_message)
 from ansible_collections.inference.gpu_host.plugins.module_utils._drafter.mask_embedding import (
     MASK_EMBEDDING_FILENAME, MaskEmbeddingError, read_mask_embedding_file)
 from ansible_collections.inference.gpu_host.plugins.module_utils._drafter.headers import (
     INDEX_FILENAME, SafetensorsHeaderError, read_checkpoint)
+from ansible_collections.inference.gpu_host.plugins.module_utils._vllm.drafter_config import LAYER_TYPES, read_json_file
 from ansible_collections.inference.gpu_host.plugins.module_utils._vllm.installed import describe_installed
 from ansible_collections.inference.gpu_host.plugins.module_utils._vllm.versions import (
     VllmVersionError, parse_version, same_version)

@@ -4,17 +4,19 @@
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
-# A drafter's mask_embedding.pt, read without torch (the managed node has none). vLLM >= 0.25.0 loads it from
-# the drafter's directory (qwen3_dflash.py DFlashQwen3ForCausalLM._read_mask_embedding): torch.load(...,
-# weights_only=True) of either a tensor or a dict {"mask_token_id": int, "embedding": tensor}; a dict whose
-# mask_token_id differs from dflash_config.mask_token_id is a ValueError at load, and the tensor, flattened,
-# replaces the drafter's embedding of the mask token (hidden_size values). torch.save writes a zip holding
-# <name>/data.pkl (a protocol-2 pickle) and <name>/data/<key> (the storages). This reads data.pkl's opcodes with
-# pickletools.genops and follows the few that torch.save emits on a small stack of plain values: nothing is
-# imported or called, and anything else is refused.
+# A drafter's mask_embedding.pt, read without torch (the managed node has none), and checked against the config.
+# vLLM loads it (the versions table's mask_embedding column) from the drafter's directory (qwen3_dflash.py
+# DFlashQwen3ForCausalLM._read_mask_embedding): torch.load(..., weights_only=True) of either a tensor or a dict
+# {"mask_token_id": int, "embedding": tensor}; a dict whose mask_token_id differs from dflash_config.mask_token_id is
+# a ValueError at load, and the tensor, flattened, replaces the drafter's embedding of the mask token (hidden_size
+# values). torch.save writes a zip holding <name>/data.pkl (a protocol-2 pickle) and <name>/data/<key> (the
+# storages). This reads data.pkl's opcodes with pickletools.genops and follows the few that torch.save emits on a
+# small stack of plain values: nothing is imported or called, and anything else is refused.
 #
 # Public API: read_mask_embedding_file(path) -> {"path", "mask_token_id" (int or None), "shape", "numel", "storage",
 # "layout" ("dict" | "tensor")}; every failure a MaskEmbeddingError naming the file.
+# check_mask_embedding(found, mask, mask_where, hidden, vllm_version, record, warnings): what was read against the
+# config's mask token, the drafter's hidden size and the vLLM that will load it (a DflashConfigError).
 
 import os
 import pickletools
@@ -22,6 +24,8 @@ import struct
 import zipfile
 
 from ansible_collections.inference.gpu_host.plugins.module_utils._common.files import NotRegularFile, open_regular
+from ansible_collections.inference.gpu_host.plugins.module_utils._drafter import served
+from ansible_collections.inference.gpu_host.plugins.module_utils._drafter.checks import DflashConfigError, fmt_shape
 
 MASK_EMBEDDING_FILENAME = "mask_embedding.pt"
 MAX_FILE_BYTES = 64 * 1024 * 1024   # one hidden_size vector (16384 x 4 bytes) plus the zip's few KiB
@@ -244,3 +248,39 @@ def read_mask_embedding_file(path):
                                     storage.kind, max(storage.numel, value.offset + numel), width))
     return {"path": path, "mask_token_id": mask, "shape": value.shape, "numel": numel, "storage": storage.kind,
             "layout": layout}
+
+
+def check_mask_embedding(found, mask, mask_where, hidden, vllm_version, record, warnings):
+    """mask_embedding.pt (mask_embedding.read_mask_embedding_file summary) against the config's mask token and H."""
+    if found is None:
+        return
+    path = found["path"]
+    if found["mask_token_id"] is not None and found["mask_token_id"] != mask:
+        raise DflashConfigError(
+            "%s says mask_token_id %d but the config's dflash_config.mask_token_id is %d (%s): vLLM refuses to load "
+            "it ('mask_embedding.pt mask_token_id does not match dflash_config.mask_token_id'). The drafter was "
+            "trained with mask token %d: set mask_token_id to it, or remove the file if it belongs to another drafter"
+            % (path, found["mask_token_id"], mask, mask_where, found["mask_token_id"]))
+    if found["numel"] != hidden:
+        raise DflashConfigError(
+            "%s holds a tensor of shape %s (%d values), but vLLM loads it as the drafter's mask embedding of "
+            "hidden_size %d: it fails at load. Wrong file for this drafter?"
+            % (path, fmt_shape(found["shape"]), found["numel"], hidden))
+    first = served.first_serving("mask_embedding")
+    if vllm_version is not None and not served.serves(vllm_version, "mask_embedding"):
+        raise DflashConfigError(
+            "%s: vLLM %s ignores mask_embedding.pt (read from %s, qwen3_dflash.py _read_mask_embedding), so the "
+            "drafter would embed its mask slots with the target's row for token %d instead of its trained embedding, "
+            "silently. Upgrade vLLM to >= %s" % (path, vllm_version, first, mask, first))
+    checked = ["%d values = hidden_size" % hidden]
+    if found["mask_token_id"] is None:
+        warnings.append("%s does not name its mask token (%s): vLLM uses it for mask_token_id %d unchecked; the "
+                        "file cannot tell whether that is the token it was trained for"
+                        % (path, "a bare tensor" if found["layout"] == "tensor" else "no mask_token_id key", mask))
+    else:
+        checked.append("its mask_token_id %d = dflash_config.mask_token_id" % mask)
+    if vllm_version is None:
+        warnings.append("%s is loaded by vLLM >= %s only; the vLLM version was not given (vllm_version or venv)"
+                        % (path, first))
+    record("mask_embedding", {"path": path, "shape": found["shape"], "mask_token_id": found["mask_token_id"]},
+           "%s read without torch (torch.save zip, data.pkl opcodes): %s" % (path, ", ".join(checked)))

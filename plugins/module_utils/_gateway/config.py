@@ -4,10 +4,11 @@
 """The inference gateway's decisions: its inputs checked, the backends taken from the hosts, haproxy.cfg rendered.
 
 One frontend (its own port) per served model, one backend per frontend whose servers are the hosts of the
-inventory group serving that model, each where its vllm_service_result says it listens (service_endpoint). Only ``/v1/`` is routed; a server is in rotation while ``GET /v1/models``
-(with the model's API key, where the hosts set one) names the model. The API key is passed through to vLLM, which
-checks it (docs/fleet.md says why). Every value that reaches haproxy.cfg is checked here first, and a bad one is
-named by its variable: a space or a newline in a value would start another HAProxy keyword.
+inventory group serving that model, each where its vllm_service_result says it listens (service_endpoint). Only
+``/v1/`` is routed; a server is in rotation while ``GET /v1/models`` (with the model's API key, where the hosts set
+one) names the model. The API key is passed through to vLLM, which checks it (docs/fleet.md says why). Every value
+that reaches haproxy.cfg is checked here first, and a bad one is named by its variable: a space or a newline in a
+value would start another HAProxy keyword.
 """
 from __future__ import absolute_import, division, print_function
 

@@ -14,7 +14,9 @@ and the drafter's config.json record; nothing here reads the host. Public API:
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
-from ansible_collections.inference.gpu_host.plugins.module_utils._drafter import dflash
+from ansible_collections.inference.gpu_host.plugins.module_utils._drafter import format_dflash
+from ansible_collections.inference.gpu_host.plugins.module_utils._drafter import ids as drafter_ids
+from ansible_collections.inference.gpu_host.plugins.module_utils._drafter.checks import DflashConfigError
 from ansible_collections.inference.gpu_host.plugins.module_utils._venv import lock as venv_lock
 from ansible_collections.inference.gpu_host.plugins.module_utils._venv import service_env as venv_service_env
 from ansible_collections.inference.gpu_host.plugins.module_utils._vllm import drafter_config as vllm_drafter_config
@@ -96,9 +98,9 @@ def _check_inputs(installed, lock_text, distribution, drafter_config, layer_id_p
                                     or not all(isinstance(t, str) for t in layer_types)):
         raise UpgradePlanError("drafter_config: config.json's layer_types: expected a list of strings, got %s"
                                % _kind(layer_types))
-    if layer_id_policy not in dflash.LAYER_ID_POLICIES:
+    if layer_id_policy not in drafter_ids.LAYER_ID_POLICIES:
         raise UpgradePlanError("layer_id_policy: expected one of %s, got %s"
-                               % (", ".join(dflash.LAYER_ID_POLICIES), _got(layer_id_policy)))
+                               % (", ".join(drafter_ids.LAYER_ID_POLICIES), _got(layer_id_policy)))
     return (installed, lock_text, distribution, drafter_config, layer_id_policy,
             _byte_count("venv_bytes", venv_bytes), _byte_count("free_bytes", free_bytes), _optional_text("unit", unit))
 
@@ -116,7 +118,7 @@ def _pins(lock_text, lock_name):
 
 
 def _ids(config, new_version, policy):
-    record = dflash.recorded_ids_state(config)
+    record = vllm_drafter_config.recorded_ids_state(config)
     if record is None:
         return None
     trained = record.get("dflash_target_layer_ids")
@@ -124,9 +126,9 @@ def _ids(config, new_version, policy):
     written_now = dflash_config.get("target_layer_ids") if isinstance(dflash_config, dict) else None
     layers = config.get("num_target_layers")
     # config.json is read from the host: a field of the wrong type is this part's problem, not a traceback.
-    ours = record.get("format", dflash.FORMAT_DFLASH) == dflash.FORMAT_DFLASH
+    ours = record.get("format", format_dflash.FORMAT) == format_dflash.FORMAT
     odd = [what for what, bad in (
-        ("%s.dflash_target_layer_ids is not a list of integers" % dflash.INFO_KEY, ours and not _int_list(trained)),
+        ("%s.dflash_target_layer_ids is not a list of integers" % vllm_drafter_config.INFO_KEY, ours and not _int_list(trained)),
         ("num_target_layers is not a positive integer", layers is not None and (
             isinstance(layers, bool) or not isinstance(layers, int) or layers < 1)),
         ("num_target_layers is missing (layer_id_policy=compensate needs it)", ours and layers is None and policy == "compensate"),
@@ -137,9 +139,9 @@ def _ids(config, new_version, policy):
         return {"trained": trained if _int_list(trained) else None, "written_now": written_now if _int_list(written_now) else None,
                 "written_after": None, "problem": "config.json cannot be planned for: %s" % "; ".join(odd)}
     try:
-        after = dflash.apply_layer_id_policy(trained, layers, new_version, policy) if ours else {"ids": written_now}
+        after = drafter_ids.apply_layer_id_policy(trained, layers, new_version, policy) if ours else {"ids": written_now}
         logged = vllm_drafter_config.logged_layers(after["ids"], new_version)
-    except (dflash.DflashConfigError, vllm_versions.VllmVersionError) as exc:
+    except (DflashConfigError, vllm_versions.VllmVersionError) as exc:
         return {"trained": trained, "written_now": written_now, "written_after": None, "problem": str(exc)}
     return {"trained": trained, "written_now": written_now, "written_after": after["ids"], "captured_after": logged,
             "rewritten": after["ids"] != written_now, "problem": None}

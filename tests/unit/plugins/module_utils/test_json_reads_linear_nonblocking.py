@@ -2,7 +2,7 @@
 # Copyright: (c) 2026, inference.gpu_host contributors
 # Apache License 2.0 (see LICENSE)
 """Issue 27 follow-ups: the JSON depth scan is linear on any input, and the bounded JSON reads
-(safetensors headers and indexes, dflash.read_json_file) cannot block on a FIFO swapped in after a stat."""
+(safetensors headers and indexes, drafter_config.read_json_file) cannot block on a FIFO swapped in after a stat."""
 
 import json
 import os
@@ -15,6 +15,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ansible_collections.inference.gpu_host.plugins.module_utils._drafter import dflash
+from ansible_collections.inference.gpu_host.plugins.module_utils._vllm import drafter_config
+from ansible_collections.inference.gpu_host.plugins.module_utils._drafter import target
 from ansible_collections.inference.gpu_host.plugins.module_utils._drafter import headers as sh
 from ansible_collections.inference.gpu_host.plugins.module_utils._common.files import json_depth
 from ansible_collections.inference.gpu_host.plugins.module_utils._drafter.headers import (
@@ -56,7 +58,7 @@ def test_unterminated_string_config_json_is_refused_quickly(tmp_path):
     path.write_text('{"a": ' + _QUOTE_SOUP)
     start = time.monotonic()
     with pytest.raises(dflash.DflashConfigError, match="config.json: not valid JSON: Unterminated string"):
-        dflash.read_target_config(str(path))
+        target.read_target_config(str(path))
     assert time.monotonic() - start < 2
 
 
@@ -89,7 +91,7 @@ def test_property_quote_bracket_soup_only_our_error(tmp_path, text):
     config = tmp_path / "config.json"
     config.write_text(text)
     try:
-        dflash.read_target_config(str(config))
+        target.read_target_config(str(config))
     except dflash.DflashConfigError as exc:
         assert str(config) in str(exc)
 
@@ -153,9 +155,9 @@ def test_read_json_file_does_not_block_on_a_swapped_fifo(swapped_fifo):
     make, call = swapped_fifo
     fifo = make("config.json")
     assert os.path.isfile(fifo)  # what a stat before the swap saw
-    exc = call(lambda: dflash.read_json_file(fifo))
+    exc = call(lambda: drafter_config.read_json_file(fifo))
     assert isinstance(exc, ValueError) and str(exc) == "not a regular file"
-    exc = call(lambda: dflash.read_target_config(fifo))
+    exc = call(lambda: target.read_target_config(fifo))
     assert isinstance(exc, dflash.DflashConfigError)
     assert str(exc).startswith("target config %s: not a regular file" % fifo)
 
@@ -181,4 +183,4 @@ def test_missing_file_is_still_named(tmp_path):
     with pytest.raises(SafetensorsHeaderError, match="^%s: cannot read: .*No such file" % missing):
         read_header(missing)
     with pytest.raises(dflash.DflashConfigError, match="^target config %s: cannot read: No such file" % missing):
-        dflash.read_target_config(missing)
+        target.read_target_config(missing)

@@ -23,10 +23,8 @@ COLLECTIONS = os.path.join(ROOT, ".collections")
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "module_utils"))
 import _dflash_fixtures as fx  # noqa: E402  pylint: disable=wrong-import-position
 
-from ansible_collections.inference.gpu_host.plugins.module_utils._drafter.dflash import (  # noqa: E402
-    DRAFTER_PROFILES,
-    render_config,
-)
+from ansible_collections.inference.gpu_host.plugins.module_utils._drafter.dflash import render_config  # noqa: E402
+from ansible_collections.inference.gpu_host.plugins.module_utils._drafter.profiles import DRAFTER_PROFILES  # noqa: E402
 from ansible_collections.inference.gpu_host.plugins.module_utils._drafter import derive  # noqa: E402
 import _module_runner  # noqa: E402  pylint: disable=wrong-import-position
 

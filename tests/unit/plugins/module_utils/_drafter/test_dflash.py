@@ -22,6 +22,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ansible_collections.inference.gpu_host.plugins.module_utils._drafter import dflash
+from ansible_collections.inference.gpu_host.plugins.module_utils._drafter import format_dflash
+from ansible_collections.inference.gpu_host.plugins.module_utils._drafter import format_dflash2
+from ansible_collections.inference.gpu_host.plugins.module_utils._drafter import format_speculators
+from ansible_collections.inference.gpu_host.plugins.module_utils._drafter import formats
+from ansible_collections.inference.gpu_host.plugins.module_utils._drafter import profiles
+from ansible_collections.inference.gpu_host.plugins.module_utils._drafter import served
+from ansible_collections.inference.gpu_host.plugins.module_utils._drafter import target
+from ansible_collections.inference.gpu_host.plugins.module_utils._drafter import tensors
 from ansible_collections.inference.gpu_host.plugins.module_utils._vllm import drafter_config
 from ansible_collections.inference.gpu_host.plugins.module_utils._drafter.dflash import (
     DflashConfigError,
@@ -324,12 +332,12 @@ def test_sliding_window_ignored_without_sliding_layers(tmp_path):
 # ------------------------------------------------------------- profiles ---
 
 def test_profile_table_is_consistent():
-    names = [p["name"] for p in dflash.DRAFTER_PROFILES]
+    names = [p["name"] for p in profiles.DRAFTER_PROFILES]
     assert len(set(names)) == len(names)
-    for profile in dflash.DRAFTER_PROFILES:
+    for profile in profiles.DRAFTER_PROFILES:
         assert profile["source"] and profile["description"]
         sig, values = profile["signature"], profile["values"]
-        assert sig["format"] in (dflash.FORMAT_DFLASH, dflash.FORMAT_DFLASH2)
+        assert sig["format"] in (format_dflash.FORMAT, format_dflash2.FORMAT)
         ids = build_target_layer_ids(sig["num_target_layers"], sig["num_captured_layers"])
         if profile["name"] == "qwen3.8-27b-dflash2":
             # trained on other ids than the rule's (z-lab/dflash issue 170); the source says so
@@ -341,7 +349,7 @@ def test_profile_table_is_consistent():
             assert key in values
         if isinstance(values["layer_types"], list):
             assert len(values["layer_types"]) == sig["num_hidden_layers"]
-    assert dflash.find_profile("QWEN3.6-27B-DFlash")["values"]["mask_token_id"] == 248070
+    assert profiles.find_profile("QWEN3.6-27B-DFlash")["values"]["mask_token_id"] == 248070
 
 
 def test_named_profile_must_fit(seed_header):
@@ -473,17 +481,17 @@ def test_no_layers(tmp_path):
 
 def test_read_target_config(tmp_path):
     directory = fx.write_target(tmp_path / "t", fx.qwen36_target_config())
-    assert dflash.read_target_config(directory)["text_config"]["num_hidden_layers"] == 64
-    assert dflash.read_target_config(os.path.join(directory, "config.json"))["model_type"] == "qwen3_5"
-    assert dflash.text_config(fx.qwen36_target_config())["hidden_size"] == 5120
+    assert target.read_target_config(directory)["text_config"]["num_hidden_layers"] == 64
+    assert target.read_target_config(os.path.join(directory, "config.json"))["model_type"] == "qwen3_5"
+    assert target.text_config(fx.qwen36_target_config())["hidden_size"] == 5120
     with pytest.raises(DflashConfigError, match="cannot read"):
-        dflash.read_target_config(str(tmp_path / "missing"))
+        target.read_target_config(str(tmp_path / "missing"))
     (tmp_path / "bad.json").write_text("{nope")
     with pytest.raises(DflashConfigError, match="not valid JSON"):
-        dflash.read_target_config(str(tmp_path / "bad.json"))
+        target.read_target_config(str(tmp_path / "bad.json"))
     (tmp_path / "list.json").write_text("[]")
     with pytest.raises(DflashConfigError, match="not a JSON object"):
-        dflash.read_target_config(str(tmp_path / "list.json"))
+        target.read_target_config(str(tmp_path / "list.json"))
 
 
 @pytest.mark.parametrize("content,expected", [
@@ -497,7 +505,7 @@ def test_read_target_config_refuses_bad_content_naming_the_file(tmp_path, conten
     path = tmp_path / "config.json"
     path.write_bytes(content)
     with pytest.raises(DflashConfigError) as err:
-        dflash.read_target_config(str(tmp_path))
+        target.read_target_config(str(tmp_path))
     assert str(err.value).startswith("target config %s: " % path) and expected in str(err.value)
 
 
@@ -506,14 +514,14 @@ def test_read_target_config_reads_regular_files_of_at_most_16_mib(tmp_path):
     fifo.parent.mkdir()
     os.mkfifo(str(fifo))  # reading it would block for ever
     with pytest.raises(DflashConfigError, match="target config .*fifo/config.json: not a regular file"):
-        dflash.read_target_config(str(fifo.parent))
+        target.read_target_config(str(fifo.parent))
     huge = tmp_path / "huge.json"
     with open(str(huge), "wb") as handle:
         handle.truncate(drafter_config.MAX_JSON_FILE_SIZE + 1)  # sparse
     with pytest.raises(DflashConfigError, match="huge.json: larger than 16777216 bytes"):
-        dflash.read_target_config(str(huge))
+        target.read_target_config(str(huge))
     with pytest.raises(DflashConfigError, match="missing.json: cannot read: No such file or directory"):
-        dflash.read_target_config(str(tmp_path / "missing.json"))
+        target.read_target_config(str(tmp_path / "missing.json"))
 
 
 @pytest.mark.parametrize("value", ["false", 0, 1, [True]])
@@ -538,8 +546,8 @@ def test_compensate_for_0_20_1(seed_header):
     assert result["target_layer_ids"] == [2, 17, 32, 47, 62]
     config = result["config"]
     assert config["dflash_config"]["target_layer_ids"] == [2, 17, 32, 47, 62]
-    assert config[dflash.INFO_KEY] == {"dflash_target_layer_ids": [1, 16, 31, 46, 61], "ids_shift": 1,
-                                       "layer_id_policy": "compensate", "written_for_vllm": "0.20.1"}
+    assert config[drafter_config.INFO_KEY] == {"dflash_target_layer_ids": [1, 16, 31, 46, 61], "ids_shift": 1,
+                                               "layer_id_policy": "compensate", "written_for_vllm": "0.20.1"}
     assert result["vllm"]["source"] == "venv /opt/vllm" and result["vllm"]["written_ids_shift"] == 1
     assert "eagle_aux_hidden_state_layer_ids" not in json.dumps(config)
     assert not any("one layer early" in w for w in result["warnings"])
@@ -551,8 +559,8 @@ def test_compensate_for_0_22_0(seed_header):
     result = derive_drafter_config(seed_header, fx.qwen36_target_config(), vllm_version="0.22.0",
                                    layer_id_policy="compensate")
     assert result["target_layer_ids"] == [1, 16, 31, 46, 61]
-    assert result["config"][dflash.INFO_KEY]["ids_shift"] == 0
-    assert result["config"][dflash.INFO_KEY]["written_for_vllm"] == "0.22.0"
+    assert result["config"][drafter_config.INFO_KEY]["ids_shift"] == 0
+    assert result["config"][drafter_config.INFO_KEY]["written_for_vllm"] == "0.22.0"
 
 
 def test_report_for_0_20_1_warns(seed_header):
@@ -562,8 +570,8 @@ def test_report_for_0_20_1_warns(seed_header):
     for part in ("vLLM 0.20.1", "about 4%", "vllm-project/vllm PR 40727", "upgrade vLLM to >= 0.22.0",
                  "layer_id_policy=compensate"):
         assert part in warning
-    assert result["config"][dflash.INFO_KEY]["layer_id_policy"] == "report"
-    assert result["config"][dflash.INFO_KEY]["ids_shift"] == 0
+    assert result["config"][drafter_config.INFO_KEY]["layer_id_policy"] == "report"
+    assert result["config"][drafter_config.INFO_KEY]["ids_shift"] == 0
 
 
 @pytest.mark.parametrize("version", ["0.20.0", "0.20.1", "0.21.0"])
@@ -601,7 +609,7 @@ def test_unknown_newer_version_is_newest_behaviour_and_said(seed_header, policy)
     assert result["target_layer_ids"] == [1, 16, 31, 46, 61]
     assert result["vllm"]["known"] is False
     assert any("treated as the newest known behaviour" in w for w in result["warnings"])
-    assert result["config"][dflash.INFO_KEY]["written_for_vllm"] == "0.40.0"
+    assert result["config"][drafter_config.INFO_KEY]["written_for_vllm"] == "0.40.0"
 
 
 @pytest.mark.parametrize("policy", ["report", "compensate", "fail"])
@@ -634,12 +642,12 @@ def test_cpu_build_problems_reported(tmp_path):
 def test_stale_ids_message(seed_header):
     config = derive_drafter_config(seed_header, fx.qwen36_target_config(), vllm_version="0.20.1",
                                    layer_id_policy="compensate")["config"]
-    assert dflash.stale_ids_message(config, "0.20.1") is None
-    message = dflash.stale_ids_message(config, "0.22.0")
+    assert formats.stale_ids_message(config, "0.20.1") is None
+    message = formats.stale_ids_message(config, "0.22.0")
     assert "written for vLLM 0.20.1 (DFlash ids + 1), but vLLM 0.22.0 is installed and needs + 0" in message
-    assert "written for vLLM 0.20.1" in dflash.stale_ids_message(
+    assert "written for vLLM 0.20.1" in formats.stale_ids_message(
         derive_drafter_config(seed_header, fx.qwen36_target_config(), vllm_version="0.20.1")["config"], "0.22.0")
-    assert "no inference_gpu_host record" in dflash.stale_ids_message({}, "0.22.0")
+    assert "no inference_gpu_host record" in formats.stale_ids_message({}, "0.22.0")
 
 
 def test_render_config_is_deterministic(seed_header):
@@ -736,8 +744,8 @@ def test_dflash_v1_output_is_byte_identical_for_every_vllm(v1_header, version):
 
 
 def test_detect_format(v1_header, dflash2_header):
-    assert dflash.detect_format(v1_header) == "dflash"
-    assert dflash.detect_format(dflash2_header) == "dflash2"
+    assert tensors.detect_format(v1_header) == "dflash"
+    assert tensors.detect_format(dflash2_header) == "dflash2"
 
 
 @pytest.mark.parametrize("option,value", [("selector_top_k", 4), ("is_causal", False), ("output_multiplier", 1.0)])
@@ -758,7 +766,7 @@ def test_tiny_dflash2_written_by_the_library(dflash2_header):
                                        "conv_kernel_size": 2, "conv_group_size": 16, "selector_rank": 8,
                                        "selector_top_k": 4}
     assert config["is_causal"] is False and config["vocab_size"] == 1024
-    assert config[dflash.INFO_KEY]["format"] == "dflash2" and config[dflash.INFO_KEY]["ids_shift"] == 0
+    assert config[drafter_config.INFO_KEY]["format"] == "dflash2" and config[drafter_config.INFO_KEY]["ids_shift"] == 0
     derived = result["derived"]
     assert derived["conv_kernel_size"]["source"] == "layers.0.attention_conv.base_kernel shape [2, 2, 256], dim 1"
     assert derived["conv_group_size"]["source"] == (
@@ -766,7 +774,7 @@ def test_tiny_dflash2_written_by_the_library(dflash2_header):
     assert derived["selector_rank"]["source"] == "candidate_selector.hidden_projection.weight shape [8, 256], dim 0"
     assert derived["selector_top_k"]["source"] == "option selector_top_k"
     assert any("V2 model runner only" in w for w in result["warnings"])
-    for scalar in dflash.DFLASH2_SCALARS:
+    for scalar in format_dflash2.SCALARS:
         assert scalar not in config["dflash_config"]  # vLLM's defaults unless given
 
 
@@ -926,7 +934,7 @@ def _dflash2_header(hidden, taps, group, rank, vocab, layers):
        rank=st.integers(1, 512), vocab=st.integers(1, 300000), layers=st.integers(1, 4))
 def test_property_dflash2_sizes_come_back_from_the_shapes(groups, group, taps, rank, vocab, layers):
     hidden = groups * group * 2  # even, so head_dim = hidden / 2 is whole
-    shapes = dflash.inspect_drafter(_dflash2_header(hidden, taps, group * 2, rank, vocab, layers), hidden)
+    shapes = tensors.inspect_drafter(_dflash2_header(hidden, taps, group * 2, rank, vocab, layers), hidden)
     found = (shapes["format"], shapes["conv_kernel_size"], shapes["conv_group_size"], shapes["selector_rank"],
              shapes["selector_vocab_size"], shapes["num_hidden_layers"])
     assert found == ("dflash2", taps, group * 2, rank, vocab, layers)
@@ -935,10 +943,10 @@ def test_property_dflash2_sizes_come_back_from_the_shapes(groups, group, taps, r
 def test_stale_message_for_a_dflash2_config(dflash2_header):
     config = derive_drafter_config(dflash2_header, tiny_target(), overrides=DFLASH2_VALUES,
                                    vllm_version="0.28.0", layer_id_policy="compensate")["config"]
-    assert dflash.stale_ids_message(config, "0.28.0") is None
-    assert dflash.stale_ids_message(config, "0.29.0") == (
+    assert formats.stale_ids_message(config, "0.28.0") is None
+    assert formats.stale_ids_message(config, "0.29.0") == (
         "config.json (format dflash2) was written for vLLM 0.28.0, vLLM 0.29.0 is installed")
-    message = dflash.stale_ids_message(config, "0.21.0")
+    message = formats.stale_ids_message(config, "0.21.0")
     assert "vLLM 0.21.0 has no DFlash2DraftModel" in message and "+ 1" not in message
 
 
@@ -952,9 +960,9 @@ def test_speculators_dflash_served_as_it_is(v1_header):
     assert result["dflash_target_layer_ids"] == [1, 5] == result["target_layer_ids"]
     assert result["aux_hidden_state_layer_ids"] == [2, 6]
     config = result["config"]
-    assert dict((k, v) for k, v in config.items() if k != dflash.INFO_KEY) == spec
-    assert config[dflash.INFO_KEY] == {"dflash_target_layer_ids": [1, 5], "format": "speculators-dflash",
-                                       "ids_shift": 0, "layer_id_policy": "report", "written_for_vllm": "0.33.0"}
+    assert dict((k, v) for k, v in config.items() if k != drafter_config.INFO_KEY) == spec
+    assert config[drafter_config.INFO_KEY] == {"dflash_target_layer_ids": [1, 5], "format": "speculators-dflash",
+                                               "ids_shift": 0, "layer_id_policy": "report", "written_for_vllm": "0.33.0"}
     derived = result["derived"]
     assert derived["dflash_target_layer_ids"]["source"] == (
         "speculators config X aux_hidden_state_layer_ids [2, 6] - 1 (vLLM's own conversion)")
@@ -972,15 +980,15 @@ def test_speculators_on_the_off_by_one_vllm_needs_no_compensation(v1_header):
     assert not any("one layer early" in w for w in result["warnings"])
     assert result["vllm"]["written_ids_shift"] == 0
     # the drift check must not ask for a +1 it would get wrong
-    assert dflash.stale_ids_message(result["config"], "0.22.0") == (
+    assert formats.stale_ids_message(result["config"], "0.22.0") == (
         "config.json (format speculators-dflash) was written for vLLM 0.20.1, vLLM 0.22.0 is installed")
 
 
 def test_speculators_our_record_is_replaced_not_nested(v1_header):
     first = derive_drafter_config(v1_header, tiny_target(), speculators=fx.speculators_config(), vllm_version="0.20.1")
     again = derive_drafter_config(v1_header, tiny_target(), speculators=first["config"], vllm_version="0.22.0")
-    assert again["config"][dflash.INFO_KEY]["written_for_vllm"] == "0.22.0"
-    assert dict((k, v) for k, v in again["config"].items() if k != dflash.INFO_KEY) == fx.speculators_config()
+    assert again["config"][drafter_config.INFO_KEY]["written_for_vllm"] == "0.22.0"
+    assert dict((k, v) for k, v in again["config"].items() if k != drafter_config.INFO_KEY) == fx.speculators_config()
 
 
 @pytest.mark.parametrize("spec_type,version,distribution,message", [
@@ -1135,9 +1143,9 @@ def test_speculators_with_its_own_reduced_vocabulary(tmp_path):
 
 
 def test_is_speculators_config():
-    assert dflash.is_speculators_config(fx.speculators_config())
-    assert not dflash.is_speculators_config({"architectures": ["DFlashDraftModel"]})
-    assert not dflash.is_speculators_config(["speculators_model_type"])
+    assert format_speculators.is_speculators_config(fx.speculators_config())
+    assert not format_speculators.is_speculators_config({"architectures": ["DFlashDraftModel"]})
+    assert not format_speculators.is_speculators_config(["speculators_model_type"])
 
 
 # -------------------------------------------- keys vLLM reads (issue 16) ---
@@ -1149,7 +1157,7 @@ MIXED = dict(VALUES, layer_types=["sliding_attention", "full_attention"])
 NARROW = dict(hidden=128, k=4, layers=2, heads=2, kv_heads=1, head_dim=64, intermediate=256)
 
 
-def narrow_specs(vocab_rows=1024, own=dflash.OWN_VOCAB_TENSORS):
+def narrow_specs(vocab_rows=1024, own=tensors.OWN_VOCAB_TENSORS):
     specs = fx.drafter_specs(dtype="F16", **NARROW)
     for name in own:
         specs[name] = ("F16", [vocab_rows, NARROW["hidden"]])
@@ -1168,10 +1176,10 @@ def narrow_header(tmp_path_factory):
 # ------------------------------------------------------ the table's rows ---
 
 def test_the_table_says_which_vllm_reads_which_key():
-    assert dflash._first_reading("target_hidden_size") == "0.20.0"
+    assert served.first_reading("target_hidden_size") == "0.20.0"
     for key in ("dflash_config.use_swa", "dflash_config.swa_window_size", "dflash_config.causal"):
-        assert dflash._first_reading(key) == "0.25.0"
-    assert dflash._first_reading("is_neox_style") == "0.29.0"
+        assert served.first_reading(key) == "0.25.0"
+    assert served.first_reading("is_neox_style") == "0.29.0"
     assert "is_neox_style" in vllm_versions.behaviour("0.33.0")["dflash_config_keys"]
 
 

@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 
 from ansible_collections.inference.gpu_host.plugins.module_utils._drafter import derive as derive_mod
 from ansible_collections.inference.gpu_host.plugins.module_utils._drafter import dflash
+from ansible_collections.inference.gpu_host.plugins.module_utils._drafter import tensors
 from ansible_collections.inference.gpu_host.plugins.module_utils._drafter.dflash import (
     DflashConfigError,
     derive_drafter_config,
@@ -40,7 +41,7 @@ def target():
     return fx.qwen3_target_config(num_layers=8, hidden=256, vocab=1024)
 
 
-def bias_specs(layers=(0, 1), suffixes=dflash.BIAS_TENSORS):
+def bias_specs(layers=(0, 1), suffixes=tensors.BIAS_TENSORS):
     rows = {"self_attn.q_proj.bias": 256, "self_attn.k_proj.bias": 128, "self_attn.v_proj.bias": 128,
             "self_attn.o_proj.bias": 256}
     return dict(("layers.%d.%s" % (i, s), ("F16", [rows[s]])) for i in layers for s in suffixes)
@@ -90,7 +91,7 @@ def test_attention_bias_from_the_tensors(tmp_path):
 
 
 @pytest.mark.parametrize("extra,message", [
-    (bias_specs(suffixes=dflash.BIAS_TENSORS[:3]),
+    (bias_specs(suffixes=tensors.BIAS_TENSORS[:3]),
      "drafter layer 0 lacks layers.0.self_attn.o_proj.bias while other attention bias tensors exist"),
     (bias_specs(layers=(0,)), "drafter layer 1 lacks layers.1.self_attn.q_proj.bias"),
     (dict(bias_specs(), **{"layers.1.self_attn.k_proj.bias": ("F16", [256])}),
@@ -132,16 +133,16 @@ def test_attention_sink_wrong_shape_or_partial(tmp_path):
 
 
 @settings(max_examples=60, deadline=None)
-@given(present=st.sets(st.tuples(st.integers(0, 1), st.sampled_from(dflash.OPTIONAL_LAYER_TENSORS))))
+@given(present=st.sets(st.tuples(st.integers(0, 1), st.sampled_from(tensors.OPTIONAL_LAYER_TENSORS))))
 def test_property_optional_tensors_all_or_none(present):
     # Any subset of the optional per-layer tensors: derived when each group is complete or absent, else refused.
     specs = fx.drafter_specs(dtype="F16", **TINY)
     shapes = dict(bias_specs(), **sink_specs())
     specs.update(("layers.%d.%s" % item, shapes["layers.%d.%s" % item]) for item in present)
     header = dict((name, TensorInfo(dtype, shape)) for name, (dtype, shape) in specs.items())
-    bias = set(s for _i, s in present if s in dflash.BIAS_TENSORS)
-    sink = set(i for i, s in present if s == dflash.SINK_TENSOR)
-    bias_complete = len([x for x in present if x[1] in dflash.BIAS_TENSORS]) in (0, 8)
+    bias = set(s for _i, s in present if s in tensors.BIAS_TENSORS)
+    sink = set(i for i, s in present if s == tensors.SINK_TENSOR)
+    bias_complete = len([x for x in present if x[1] in tensors.BIAS_TENSORS]) in (0, 8)
     ok = bias_complete and len(sink) in (0, 2)
     try:
         result = derive_drafter_config(header, target(), overrides=VALUES, vllm_version="0.34.0")
@@ -330,7 +331,7 @@ def test_eagle3_tensors_refused(tmp_path):
     ([], None),
 ])
 def test_foreign_config_format(config, expected):
-    assert dflash.foreign_config_format(config) == expected
+    assert tensors.foreign_config_format(config) == expected
 
 
 def test_dspark_config_beside_the_weights_refused(tmp_path):

@@ -15,7 +15,8 @@ import pytest
 
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 from ansible_collections.inference.gpu_host.plugins.module_utils._drafter import derive
-from ansible_collections.inference.gpu_host.plugins.module_utils._drafter.dflash import LAYER_TYPES, render_config
+from ansible_collections.inference.gpu_host.plugins.module_utils._drafter.dflash import render_config
+from ansible_collections.inference.gpu_host.plugins.module_utils._vllm.drafter_config import LAYER_TYPES
 from ansible_collections.inference.gpu_host.plugins.module_utils._vllm.versions import VllmVersionError
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # _dflash_fixtures, shared

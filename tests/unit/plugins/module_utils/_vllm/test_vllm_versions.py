@@ -384,7 +384,7 @@ def test_rows_are_ordered_and_complete():
 
 
 def test_every_column_names_its_source():
-    assert set(vv.SOURCES) == set(vv._ROW_KEYS)
+    assert set(vv.SOURCES) == set(vv._ROW_KEYS + vv._READ_BY_HAND)
     assert "PR 44443" in vv.SOURCES["model_runner_default"] and "PR 53183" in vv.SOURCES["model_runner_default"]
     assert "PR 42679" in vv.SOURCES["flash_attn4_alone_fatal"] and "PR 52816" in vv.SOURCES["dflash2"]
     assert "eagle3_utils.py" in vv.SOURCES["captured_layers_line"]
@@ -584,3 +584,12 @@ def test_vllm_version_table_filter_reads_the_table_and_names_a_bad_version():
     assert info["version"] == "0.33.0" and info["behaviour"]["known"] and isinstance(info["known_problems"], list)
     with pytest.raises(AnsibleFilterError, match="vllm_version_table"):
         table("not-a-version", "vllm")
+
+
+def test_the_constants_are_the_rows_first_versions():
+    # Issue 38: the versions the table's constants name come from its rows, not from literals beside them.
+    assert (vv.DFLASH_MIN_VERSION, vv.FIX_VERSION, vv.FA4_FIX_VERSION) == ("0.20.0", "0.22.0", "0.24.0")
+    assert [vv.behaviour(v)["mask_embedding"] for v in ("0.24.9", "0.25.0rc1", "0.25.0", "0.40.0")] == [
+        False, True, True, True]
+    assert [vv.behaviour(v)["ricursive_dflash2"] for v in ("0.28.0", "0.33.9", "0.34.0", "0.40.0")] == [
+        False, False, True, True]
