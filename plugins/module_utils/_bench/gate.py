@@ -125,7 +125,7 @@ def _compare(key, words, limit, reference, current):
             check["allowance"] = "the spread measured on this host; tok_s_drop %.0f %%" % (100 * limit)
             check["limit"] = limit = measured
     if old is None:
-        check["text"] = "%s %s (no reference figure to compare)" % (words, shown_new)
+        check["text"] = "%s %s%s" % (words, shown_new, " (no reference figure to compare)" if reference else "")
         return check
     if new is None:
         check["passed"] = False
