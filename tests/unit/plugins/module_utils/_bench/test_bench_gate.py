@@ -19,7 +19,8 @@ def test_within_the_thresholds_passes():
 
 
 def test_acceptance_falling_fails_with_both_figures():
-    d = gate.decide(GOOD, {"mean_acceptance_length": 1.0, "tok_s_c1": 99.0}, reference_note="the first recorded run, t0")
+    d = gate.decide(GOOD, {"mean_acceptance_length": 1.0, "tok_s_c1": 99.0},
+                    reference_note="the first recorded run, t0")
     assert (d["verdict"], d["passed"], d["record"]) == ("failed", False, False)
     assert d["message"].startswith("the benchmark fell below the reference (the first recorded run, t0) "
                                    "(mean_acceptance_length): ")
