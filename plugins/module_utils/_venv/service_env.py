@@ -5,9 +5,9 @@
 
 vllm_service checks its environment against the installed vLLM in its own preflight (module_utils/_vllm/unit.py
 check_unit_values with vllm_version), which runs after python_env has switched the venv. python_env (and the upgrade
-plan) ask the same function about the lock's vLLM first, so a lock the service cannot start with (vLLM 0.34+ with
-VLLM_USE_V2_MODEL_RUNNER other than 1) is refused before anything changes. Only what the version adds is returned:
-the form of each entry stays vllm_service's to report, where that input enters.
+plan) ask the same function about the lock's vLLM first, so a lock the service cannot start with (a vLLM without the
+V1 model runner, with VLLM_USE_V2_MODEL_RUNNER other than 1) is refused before anything changes. Only what the
+version adds is returned: the form of each entry stays vllm_service's to report, where that input enters.
 
 Public API (stdlib only):
 * refusals(environments, vllm_version) -> [message, ...]

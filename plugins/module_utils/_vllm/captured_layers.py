@@ -12,16 +12,18 @@ __metaclass__ = type
 
 import re
 
+from ansible_collections.inference.gpu_host.plugins.module_utils._vllm import versions
 from ansible_collections.inference.gpu_host.plugins.module_utils._vllm.drafter_config import (
     INFO_KEY, capture_points, recorded_ids_state, trained_ids)
 from ansible_collections.inference.gpu_host.plugins.module_utils._vllm.log import VllmLogError, iter_log_lines, parse_line
 
 __all__ = ["parse_captured_layers", "find_captured_layers", "captured_layers_verdict"]
 
-# Both lines come from the message format strings in the release wheels (vLLM 0.19.0 - 0.33.0):
+# Both lines come from the message format strings in the release wheels (versions.SOURCE_CAPTURE_LINES):
 #   V1 runner, vllm/v1/worker/gpu_model_runner.py:
 #       logger.info("Using auxiliary layers from speculative config: %s", aux_layers)
-#   V2 runner, vllm/v1/worker/gpu/spec_decode/eagle/eagle3_utils.py (DFlash uses it from 0.24.0):
+#   V2 runner, vllm/v1/worker/gpu/spec_decode/eagle/eagle3_utils.py (DFlash uses it where the table's
+#   captured_layers_line says v2 or v1_or_v2):
 #       logger.info("Using Eagle3 auxiliary layers from config: %s", aux_layers)
 #       logger.info("Using Eagle3 auxiliary layers from model: %s", aux_layers)
 # aux_layers is a tuple: "(2, 6)", "(2,)" for one id. "from model" means the drafter's config gave no ids
@@ -72,7 +74,7 @@ def find_captured_layers(log):
     bounded. The last report wins: a journal of several starts describes the newest. Returns a dict:
 
     - ``found``: whether such a line was seen;
-    - ``layers``: e.g. [2, 6] (the capture points "after k layers"; DFlash ids [1, 5] on vLLM >= 0.22.0),
+    - ``layers``: e.g. [2, 6] (the capture points "after k layers"; DFlash ids [1, 5] on a vLLM that adds its +1),
       None when not found;
     - ``runner``: "v1" or "v2", the model runner whose line it was (versions.CAPTURED_LAYERS_LINES), or None;
     - ``source``: "speculative config" (V1), "config" (V2) or "model" (V2: the drafter's config gave no
@@ -146,8 +148,9 @@ def captured_layers_verdict(captured, config, where="config.json"):
             % (where, record.get("written_for_vllm"), record.get("layer_id_policy"), where))
     elif layers == trained:
         reason, why = "no_plus_one", (
-            "the installed vLLM does not add 1 to DFlash ids (vLLM 0.20.0-0.21.x, fixed upstream by vllm-project/vllm "
-            "PR 40727) and %s holds the trained ids: write it with layer_id_policy compensate, or upgrade vLLM" % where)
+            "the installed vLLM does not add 1 to DFlash ids (vLLM %s-%s, fixed upstream by %s) and %s holds the "
+            "trained ids: write it with layer_id_policy compensate, or upgrade vLLM"
+            % (versions.DFLASH_MIN_VERSION, versions.OFF_BY_ONE_SERIES[1], versions.UPSTREAM_FIX, where))
     elif written == trained or written == expected:
         reason, why = "started_with_other_ids", (
             "%s's ids %s are right for the trained ids, so the running server was started with another config.json "

@@ -21,7 +21,8 @@ from ansible_collections.inference.gpu_host.plugins.module_utils._vllm import ve
 LAYER_TYPES = ("full_attention", "sliding_attention")
 INFO_KEY = "inference_gpu_host"  # our own record in config.json; vLLM and transformers ignore it
 # vLLM captures the output of the target layer a DFlash id i names "after i + 1 layers" (every runner and version
-# with DFlash; vLLM 0.20.x-0.21.x omit the +1 when they read the ids, which the versions table's ids_shift covers).
+# with DFlash; the vLLMs of the versions table's ids_shift 1 omit the +1 when they read the ids, which that column
+# covers).
 CAPTURE_OFFSET = 1
 MAX_JSON_FILE_SIZE = 16 * 1024 * 1024  # a model config.json is a few KB
 MAX_JSON_FILE_DEPTH = 32  # multimodal configs nest a few levels; nothing real needs more

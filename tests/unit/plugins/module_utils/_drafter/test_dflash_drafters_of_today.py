@@ -17,7 +17,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ansible_collections.inference.gpu_host.plugins.module_utils._drafter import derive as derive_mod
-from ansible_collections.inference.gpu_host.plugins.module_utils._drafter import dflash
 from ansible_collections.inference.gpu_host.plugins.module_utils._drafter import tensors
 from ansible_collections.inference.gpu_host.plugins.module_utils._drafter.dflash import (
     DflashConfigError,
