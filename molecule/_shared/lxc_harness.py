@@ -167,11 +167,12 @@ def ensure_base():
         if exists(name):
             log("removing half-built base %s" % name)
             run(["lxc-destroy", "-f", "-n", name], check=False)
-        # Older bases (other recipes) go, with any clone still standing on them.
+        # Older bases (other recipes) go once no clone stands on them: another run (another clone of
+        # this repository, a benchmark) may still use one.
         for other in list_owned():
-            if other.startswith(PREFIX + "base-") and other != name:
+            if other.startswith(PREFIX + "base-") and other != name and not clones_of(other):
                 log("removing outdated base %s" % other)
-                run(["lxc-destroy", "-f", "-s", "-n", other], check=False)
+                run(["lxc-destroy", "-f", "-n", other], check=False)
         log("building base container %s (debootstrap, about a minute)" % name)
         t0 = time.time()
         run(["lxc-create", "-n", name, "-t", BASE_RECIPE["template"], "--",
