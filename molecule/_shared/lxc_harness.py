@@ -29,6 +29,10 @@ import sys
 import time
 
 PREFIX = "igh-"
+# The test hosts' container names: IGH_LXC_PREFIX gives a second checkout's run names of its own (igh2-...),
+# so that two runs of the same scenario on one machine never touch each other's hosts; base and images
+# (read-only, named by their recipe) are shared.
+HOST_PREFIX = os.environ.get("IGH_LXC_PREFIX", PREFIX)
 STATE_DIR = os.environ.get("IGH_LXC_STATE", os.path.expanduser("~/.cache/inference.gpu_host/lxc"))
 LXC_PATH = os.environ.get("IGH_LXC_PATH", "/var/lib/lxc")
 KEY = os.path.join(STATE_DIR, "id_ed25519")
@@ -296,7 +300,7 @@ def ensure_image(image):
 
 def list_owned():
     proc = run(["lxc-ls", "-1"], check=False)
-    return [n for n in proc.stdout.split() if n.startswith(PREFIX)]
+    return [n for n in proc.stdout.split() if n.startswith((PREFIX, HOST_PREFIX))]
 
 
 def attach(name, argv, input_text=None, timeout=None, check=True):
@@ -381,7 +385,7 @@ def destroy(name):
 def create(instance, binds, extra_config, memory, reuse=False, image=""):
     # Molecule and inventories know the host by `instance`; the container carries
     # the harness prefix so that only containers it made are ever touched.
-    name = instance if instance.startswith(PREFIX) else PREFIX + instance
+    name = instance if instance.startswith(HOST_PREFIX) else HOST_PREFIX + instance
     source = ensure_image(image) if image else ensure_base()
     if reuse and state(name) == "RUNNING":
         return describe(instance, name)
@@ -495,7 +499,7 @@ def main():
     elif args.cmd == "create":
         print(json.dumps(create(args.name, args.bind, args.config, args.memory, args.reuse, args.image)))
     elif args.cmd == "destroy":
-        name = args.name if args.name.startswith(PREFIX) else PREFIX + args.name
+        name = args.name if args.name.startswith(HOST_PREFIX) else HOST_PREFIX + args.name
         destroy(name)
 
 
