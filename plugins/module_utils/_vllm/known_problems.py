@@ -28,7 +28,7 @@ from ansible_collections.inference.gpu_host.plugins.module_utils._vllm import ve
 from ansible_collections.inference.gpu_host.plugins.module_utils._vllm.versions import VllmVersionError
 
 SEVERITIES = ("error", "warning", "info")
-# Drafter formats as the drafter module names them (_drafter/dflash.py FORMATS), and DSpark's.
+# Drafter formats as the drafter module names them (_drafter/formats.py FORMATS), and DSpark's.
 FORMATS = ("dflash", "dflash2", "speculators-dflash", "speculators-dflash2", "dspark", "speculators-dspark")
 DFLASH_V1 = ("dflash", "speculators-dflash")
 DFLASH2 = ("dflash2", "speculators-dflash2")
