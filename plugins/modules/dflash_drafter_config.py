@@ -157,8 +157,9 @@ options:
     type: float
   use_swa:
     description:
-      - Optional - C(dflash_config.use_swa), from the drafter's published config (C(true) slides every layer). C(true) needs O(layer_types) all C(sliding_attention) and a window. Written only when
-        given; refused for a vLLM that does not read it.
+      - Optional - C(dflash_config.use_swa), from the drafter's published config (C(true) slides every layer).
+        C(true) needs O(layer_types) all C(sliding_attention) and a window. Written only when given; refused for a
+        vLLM that does not read it.
     type: bool
   swa_window_size:
     description:
@@ -194,8 +195,8 @@ options:
     description:
       - DFlash2 only, optional - the drafter layers without rotary embedding of a Ricursive DFlash2 drafter (top-level
         C(no_rope_layers) of its published config). vLLM serves a C(DFlash2DraftModel) config with them as
-        C(DFlash2RicursiveDraftModel); refused for a vLLM without it, which would rotate those layers. The tensors cannot
-        tell them; unset writes nothing (a plain DFlash2 drafter).
+        C(DFlash2RicursiveDraftModel); refused for a vLLM without it, which would rotate those layers. The tensors
+        cannot tell them; unset writes nothing (a plain DFlash2 drafter).
     type: list
     elements: int
   speculators_config:

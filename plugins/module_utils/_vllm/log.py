@@ -96,6 +96,7 @@ WRAPPERS = (
 )
 _WRAPPERS = [(re.compile(t) if t else None, re.compile(m) if m else None) for t, m in WRAPPERS]
 
+
 def _naming_problems(cause, hint):
     """The hint, ending with the known-problem rows the cause can be (their ids, in docs/vllm-versions.md)."""
     ids = cause.get("problems")
