@@ -237,7 +237,7 @@ def drop_harness_config(name):
     path = os.path.join(LXC_PATH, name, "config")
     with open(path) as fh:
         text = fh.read()
-    head, sep, _ = text.partition("\n# added by lxc_harness.py\n")
+    head, sep = text.partition("\n# added by lxc_harness.py\n")[:2]
     if sep:
         with open(path, "w") as fh:
             fh.write(head + "\n")
