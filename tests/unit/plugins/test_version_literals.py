@@ -135,7 +135,8 @@ def test_no_vllm_version_literal_outside_the_table():
     assert not unexplained, (
         "vLLM version facts belong in plugins/module_utils/_vllm/versions.py's rows; say 'the versions table' (or "
         "build the message from it) instead of:\n" + "\n".join(unexplained))
-    stale = [entry[:2] for entry in ALLOWED if entry[:2] not in used]
+    # A pending entry may go stale while its change lands (that change then removes it); the others may not.
+    stale = [entry[:2] for entry in ALLOWED if entry[:2] not in used and not entry[2].startswith("pending")]
     assert not stale, "ALLOWED entries that match nothing any more (remove them): %s" % stale
 
 
