@@ -339,10 +339,12 @@ def configured_address(name):
 
 
 def allocate_address(name):
-    """The lowest host number in the bridge's /24 that no container of ours holds."""
+    """The lowest host number in the bridge's /24 that no container on this machine holds (another
+    checkout's run, with its own IGH_LXC_PREFIX, shares the bridge)."""
     bridge = bridge_address().split("/")[0]
     prefix = bridge.rsplit(".", 1)[0]
-    taken = {configured_address(other) for other in list_owned() if other != name}
+    every = run(["lxc-ls", "-1"], check=False).stdout.split()
+    taken = {configured_address(other) for other in every if other != name}
     for host in SUBNET_HOSTS:
         candidate = "%s.%d" % (prefix, host)
         if candidate not in taken and candidate != bridge:
