@@ -114,7 +114,7 @@ def _acceptance(pair, captured, prompt, steps=4):
     tokens = list(prompt)
     states, greedy = _target_states(target, tokens)  # the prefill
     accepted_at = [0] * SPEC_TOKENS
-    for _ in range(steps):
+    for _step in range(steps):
         anchor = int(greedy[len(tokens) - 1])  # the target's next token: the draft's anchor, at the next position
         context = np.concatenate([states[c][:len(tokens)] for c in sorted(captured)], axis=-1)
         proposals = _draft(target, drafter, context, anchor, len(tokens))
