@@ -116,6 +116,11 @@ def take(call, host, path, me, timeout, break_id):
             # the holder named on purpose: replace exactly that record (the module checks the id under flock).
             takeover, takeovers = holder["id"], takeovers + 1
             continue
+        # Said before the deadline is looked at: on a loaded machine the first round trip can outlast a
+        # short run_lock_timeout, and the wait must still be announced before it fails.
+        if not announced and timeout > 0:
+            display.display("%s: waiting up to %d s for the run lock held by %s" % (host, timeout, describe(holder)))
+            announced = True
         remaining = deadline - time.time()
         if remaining <= 0:
             where = {
@@ -130,9 +135,6 @@ def take(call, host, path, me, timeout, break_id):
                 "run_lock_break=%s (host_run_lock break_id) to take the lock from it. Nothing was changed."
                 % (host, path, describe(holder), where, time.time() - started, timeout, holder.get("id"))))
             return out
-        if not announced:
-            display.display("%s: waiting up to %d s for the run lock held by %s" % (host, timeout, describe(holder)))
-            announced = True
         time.sleep(min(POLL, remaining))
 
 
