@@ -132,11 +132,3 @@ def test_action_plugins_in_a_real_run(tmp_path):
     assert "AnsiballZ_host_state.py" in proc.stdout + proc.stderr
     assert "AnsiballZ_base_host_state" not in proc.stdout + proc.stderr
     assert "AnsiballZ_host_run_lock" not in proc.stdout + proc.stderr
-
-
-def test_texts_read_small_files_in_their_order(tmp_path):
-    (tmp_path / "last.json").write_text('{"tok_s": 1}')
-    os.mkfifo(str(tmp_path / "fifo"))
-    paths = [str(tmp_path / "last.json"), str(tmp_path / "missing.json"), str(tmp_path / "fifo")]
-    out = run_module("host_state", tmp_path, {"texts": paths}, check=True, check_rc=True)
-    assert out["texts"] == ['{"tok_s": 1}', "", ""] and not out["changed"]
