@@ -44,14 +44,29 @@ if [ "${1:-}" = --next ]; then
   exit 0
 fi
 
+# The container (its base, its boot) needs only LXC, the dev venv only Python: where LXC is installed already, the
+# container starts beside bootstrap.sh's venv, run by the machine's python3 (the harness is stdlib-only).
+container() {
+  python3 molecule/_shared/lxc_harness.py create run-local-ct129 --reuse \
+    --bind /var/cache/inference-gpu-host/uv:var/cache/inference-gpu-host/uv \
+    --bind /opt/wheels:opt/wheelhouse:ro > .cache/run-local-container.json
+}
+mkdir -p .cache
+early=""
+if command -v lxc-copy >/dev/null && command -v debootstrap >/dev/null; then
+  python3 molecule/_shared/lxc_harness.py host  # the bridge, once, before two harness processes use it
+  echo "== local container for inventory host ct129-local (LXC igh-run-local-ct129: systemd, sshd), beside bootstrap"
+  container &
+  early=$!
+fi
 bash scripts/bootstrap.sh
 export PATH="$ROOT/.venv/bin:$PATH" ANSIBLE_COLLECTIONS_PATH="$ROOT/.collections" UV_NATIVE_TLS=1
-mkdir -p .cache
-
-echo "== local container for inventory host ct129-local (LXC igh-run-local-ct129: systemd, sshd)"
-python3 molecule/_shared/lxc_harness.py create run-local-ct129 --reuse \
-  --bind /var/cache/inference-gpu-host/uv:var/cache/inference-gpu-host/uv \
-  --bind /opt/wheels:opt/wheelhouse:ro > .cache/run-local-container.json
+if [ -n "$early" ]; then
+  wait "$early"
+else
+  echo "== local container for inventory host ct129-local (LXC igh-run-local-ct129: systemd, sshd)"
+  container
+fi
 python3 - .cache/run-local-container.json "$PAIR" "$ROOT/.cache/tiny-models-$PAIR" > "$HOSTS" <<'PY'
 import json, sys
 c = json.load(open(sys.argv[1]))
