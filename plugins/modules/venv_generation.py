@@ -25,11 +25,8 @@ description:
     a protected one, or one a running process was started from. O(action=discard) removes the wanted generation
     when O(token) is the one O(action=create) returned (a failed build's half-built generation), unless it passed
     its checks, serves or runs.
-  - Only entries that are real directories with a generation's name and the collection's mark
-    (C(.inference-gpu-host/created.json), or C(generation.json) of a generation built before the mark existed) are
-    ever deleted; everything else in the generations directory (C(lost+found), an operator's C(backup/), files,
-    links) is left alone and listed in RV(ignored). A generations directory that is a symbolic link is refused by
-    every action, naming the link - the module never follows it into another tree.
+  - Only marked generations are ever deleted; everything else in the generations directory is listed in
+    RV(ignored), and a generations directory that is a symbolic link is refused (C(docs/generations.md), Layout).
   - The decisions are in C(plugins/module_utils/_venv/generations.py), the changes in
     C(plugins/module_utils/_venv/generation_actions.py).
 author:

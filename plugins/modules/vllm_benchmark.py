@@ -21,22 +21,11 @@ description:
     C(OPENAI_API_KEY) in its environment - never on a command line, never in the result.
   - The figures are kept under O(results_dir), one file per key (venv generation, drafter fingerprint, unit hash).
     When the key already has a record, nothing is sent (O(force) measures again).
-  - With O(gate), the new figures are compared with the instance's reference - its first recorded run, or the last
-    one accepted on purpose with O(accept_new), never simply the last run - mean acceptance length falling by more
-    than O(acceptance_drop) or single-request tok/s by more than O(tok_s_drop) or the spread of the short runs
-    measured on the host, whichever is larger, fails; the reference, the spreads and both figures are in the message,
-    and the new figures do not become the last recorded ones. Nothing recorded yet - the run becomes the reference
-    and passes. O(accept_new) makes the new figures the reference whatever they are.
-  - Records, the unit, its environment file and the drafter's C(config.json) are read as regular files only, bounded
-    in size and depth; a record whose compared figures are not finite numbers above 0, a results path that is not a
-    directory, or a C(/metrics) window in which the server restarted or whose counters contradict each other fails
-    naming the file or the counters, and nothing is recorded from it.
-  - With O(baseline), the run is the baseline instead - the plain target, which the caller serves beforehand without
-    C(--speculative-config) (the C(serving_benchmark) role, through the runtime drop-in RV(baseline_plan) describes),
-    kept under O(results_dir)C(/baseline/) per venv generation and hash of the unit text without speculation, never
-    gated, and failing when the server still drafts. Check mode returns the plan. A unit without
-    C(--speculative-config) has no baseline (nothing measured).
-  - The decisions are in C(plugins/module_utils/_bench/) (C(docs/benchmark.md) in the collection).
+  - With O(gate), the new figures are compared with the instance's reference (never simply the last run) and a fall
+    beyond O(acceptance_drop) or O(tok_s_drop) fails. With O(baseline), the run is the plain target's instead, which
+    the caller serves beforehand without C(--speculative-config) (RV(baseline_plan)).
+  - The method, the records, the gate's rules and what bad input gets - C(docs/benchmark.md) and C(docs/bad-input.md)
+    in the collection; the decisions are in C(plugins/module_utils/_bench/).
 author:
   - inference.gpu_host contributors (!UNKNOWN)
 extends_documentation_fragment:

@@ -18,12 +18,9 @@ description:
     (a missing C(flash_attn.ops), out of memory, no GPU, port in use, a misspelt flag ...) come with a hint.
   - Read-only. It never fails because a cause was found; it fails only when the log cannot be read, or when an
     option is not what it expects (the message names the option and what was expected).
-  - With O(unit), when no cause is found and C(systemd-journald.service) is not running (journalctl then
-    answers "no entries" with exit status 0), RV(message) says the journal is unavailable and why, and
-    RV(journal_unavailable) holds the reason, as M(inference.gpu_host.vllm_wait_ready) does.
-  - Logs of any size and encoding are read line by line with bounded memory, decoded as UTF-8 with replacement;
-    what is returned is capped (lines at 2000 characters, RV(message) at 5000) and always valid UTF-8, and
-    RV(truncated) says whether anything was shortened.
+  - With O(unit), when no cause is found and journald is not running, RV(journal_unavailable) says why.
+  - Logs of any size and encoding are read line by line; what is returned is capped and valid UTF-8
+    (C(docs/bad-input.md)), and RV(truncated) says whether anything was shortened.
 author:
   - inference.gpu_host contributors (!UNKNOWN)
 extends_documentation_fragment:
@@ -66,8 +63,7 @@ options:
     type: str
 notes:
   - The same extractor (C(plugins/module_utils/_vllm/log.py)) is used by M(inference.gpu_host.vllm_wait_ready).
-  - See C(docs/vllm-failures.md) in the collection for how vLLM fails and how the cause is found, and
-    C(docs/bad-input.md) for the caps on what is returned.
+  - See C(docs/vllm-failures.md) in the collection for how vLLM fails and how the cause is found.
 seealso:
   - module: inference.gpu_host.vllm_wait_ready
 """

@@ -20,26 +20,18 @@ description:
     its latency, because C(/health) answering 200 is not readiness; a server can pass it and die on its first request.
   - With O(speculative), reads C(/metrics) for C(vllm:spec_decode_num_accepted_tokens_total) and
     C(vllm:spec_decode_num_draft_tokens_total) and returns the acceptance rate.
-  - "A counter that is NaN, infinite, negative or not a number, a series given twice, more accepted than draft
-    tokens, or a counter lower after the smoke completion than before it fails with C(not ready: metrics
-    unreadable: <the line>) (reason C(metrics_failed))."
+  - "Counters that do not add up fail with C(not ready: metrics unreadable: <the line>) (reason C(metrics_failed))."
   - With O(drafter_dir), reads the captured-layers line of this start of the server (V1 or V2 model runner) and
     compares it with the layers the drafter was trained on (its C(config.json) record); a mismatch fails with both
     lists and the reason. Without such a line or record it warns and returns RV(captured_layers).
   - "On failure, fails with C(<unit> failed: <root cause> — hint: <hint>), the root cause read from the unit's
     journal for this invocation (or from O(log_path)) by the same extractor, with the same caps, as
     M(inference.gpu_host.vllm_failure_cause), and returns the relevant log lines."
-  - Connects only to O(host) (default the loopback address), over plain HTTP, with a small HTTP/1.1 client whose
-    every request is bounded as a whole, from the connect to the last byte (a server that sends a byte at a time
-    included), by O(request_timeout) (O(smoke_timeout) for the completion) and, while waiting, by what is left of
-    O(timeout). An answer is at most 8 MiB (a JSON answer 1 MiB and 64 levels deep), its status line and each
-    header line at most 8 KiB, at most 100 headers; anything else on the port (no HTTP, garbage, too large, too
-    slow) is a poll that is not ready, with the reason, never a traceback.
-  - When no root cause can be read because the unit's journal is unavailable (C(journalctl) fails, or
-    C(systemd-journald.service) is not running, so nothing the unit printed was kept), the message says so and
-    RV(journal_unavailable) says why, rather than "no root cause found in its log".
-  - Every option is checked before anything is requested; a bad one fails with a message naming it and what
-    was expected.
+  - Connects only to O(host), over plain HTTP; each request is bounded as a whole by O(request_timeout)
+    (O(smoke_timeout) for the completion) and what is left of O(timeout), and an answer in size (C(docs/bad-input.md));
+    anything else on the port is a poll that is not ready, with the reason.
+  - When the unit's journal is unavailable, the message says so and RV(journal_unavailable) says why.
+  - Every option is checked before anything is requested; a bad one fails naming it.
 author:
   - inference.gpu_host contributors (!UNKNOWN)
 extends_documentation_fragment:
