@@ -13,8 +13,8 @@ description:
   - Reads the Debian packages' install status, the size of C(/dev/shm), the SHA-256 of the extra CA
     certificates in O(ca_dir) (with owner, group and mode), the base role's record (a local fact, JSON), the service account and group,
     and owner, group, mode and (for regular files) SHA-256 of the given paths.
-  - The base role hands the result to the P(inference.gpu_host.base_plan#filter) filter, which names the
-    work left, so that a run with nothing to change makes no other round trip.
+  - The base role hands the result to the P(inference.gpu_host.base_plan#filter) filter, which names the work left
+    (C(docs/architecture.md), the rule of the house).
   - Read-only, apart from the host's run lock that O(lock) takes first in the same round trip (C(playbooks/site.yml)
     takes it so). Bad options fail with a message naming the option, before the lock is taken.
   - Runs on the controller as an action plugin that runs the collection's M(inference.gpu_host.host_state) module on

@@ -19,8 +19,8 @@ description:
     the same safetensors header and target config, without writing anything. Where it cannot tell (the module
     would fail, a symbolic mode) it says so, and the role runs the module. Where it can, the role writes the
     C(config.json) it derived (the module is not run), so the warnings the module would give are given here.
-  - The drafter role hands the result to the P(inference.gpu_host.drafter_plan#filter) filter, which names the
-    work left, so that a run with nothing to change makes no other round trip.
+  - The drafter role hands the result to the P(inference.gpu_host.drafter_plan#filter) filter, which names the work
+    left (C(docs/architecture.md), the rule of the house).
   - Read-only. Bad options fail with a message naming the option.
 author: inference.gpu_host contributors (!UNKNOWN)
 extends_documentation_fragment:
