@@ -85,6 +85,14 @@ def api_key_from_env_file(text):
     return key
 
 
+def env_file_api_key(text):
+    """api_key_from_env_file of the environment file's ``text`` (the bench_api_key filter), a BenchError for anything
+    else."""
+    if not isinstance(text, str):
+        raise BenchError("expected the environment file's text, got %s" % type(text).__name__)
+    return api_key_from_env_file(text)
+
+
 def result_names(result_name, runs):
     """The files ``runs`` runs of LAUNCH save for ``--result-filename result_name``."""
     return ["%d-%s" % (i, result_name) for i in range(runs)]

@@ -87,3 +87,9 @@ def stale_ids_message(config, vllm_version):
                 "and needs + %d: the drafter captures the wrong layers until the config is rewritten"
                 % (written_for, was, vllm_version, now))
     return "config.json was written for vLLM %s, vLLM %s is installed" % (written_for, vllm_version)
+
+
+def stale_ids(config, vllm_version):
+    """stale_ids_message of the installed vLLM's version (any spelling), '' where there is nothing to say (the
+    dflash_stale_ids filter)."""
+    return stale_ids_message(config, str(vllm_version)) or ""

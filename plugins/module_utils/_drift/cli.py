@@ -108,3 +108,14 @@ def drift_check_argv(python, script, playbook, report_dir, keep_reports, rotate_
         argv += ["--webhook-url-env", WEBHOOK_ENV]
     argv += ["--private-env=" + name for name in sorted(_strings("private_env_names", private_env_names))]
     return argv
+
+
+def drift_check_argv_of(settings):
+    """drift_check_argv of a mapping of its keywords (the drift_schedule role's settings; the drift_check_argv
+    filter), a DriftCheckCliError for anything else."""
+    if not isinstance(settings, dict):
+        raise DriftCheckCliError("expected a mapping of drift_schedule settings, got %r" % (settings,))
+    try:
+        return drift_check_argv(**settings)
+    except TypeError as exc:
+        raise DriftCheckCliError(str(exc))

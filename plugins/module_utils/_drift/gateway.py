@@ -117,3 +117,11 @@ def probes_of(results):
         else:
             out[key] = {"view": None, "error": result.get("msg") or "not read"}
     return out
+
+
+def findings(plan, host, gateway, config_text, results):
+    """gateway_findings of the gateway_server module's registered loop ``results`` (the gateway_drift_findings
+    filter), a GatewayDriftError for anything but a list of them."""
+    if not isinstance(results, list):
+        raise GatewayDriftError("expected the registered gateway_server results (a list), got %r" % (results,))
+    return gateway_findings(host, gateway, plan, config_text, probes_of(results))

@@ -276,6 +276,12 @@ def nvidia_char_majors(proc_devices):
     return majors
 
 
+def nvidia_char_devices(text, source="/proc/devices"):
+    """The NVIDIA character device names of a /proc/devices ``text``, in file order (the nvidia_char_devices
+    filter)."""
+    return list(nvidia_char_majors(parse_proc_devices(text, source)))
+
+
 def char_major_registered(proc_devices, major):
     return any(m == major for m, _name in proc_devices["character"])
 

@@ -269,3 +269,16 @@ def container_report(conf_result, conf_dir, restarts, drivers):
         "restart": restarts[vmid],
         "driver": _mapping(drivers, "driver records").get(vmid, dict(NOT_CHECKED)),
     }
+
+
+# The lxc_gpu role's filters combine each container's entry into a dict keyed by vmid.
+def driver_record_by_vmid(info, libraries, kernel_module):
+    """{vmid: record}: driver_record of one container (the lxc_gpu_driver_record filter)."""
+    vmid, record = driver_record(info, libraries, kernel_module)
+    return {vmid: record}
+
+
+def container_report_by_vmid(conf_result, conf_dir, restarts, drivers):
+    """{vmid: report}: container_report of one container (the lxc_gpu_container_report filter)."""
+    vmid, report = container_report(conf_result, conf_dir, restarts, drivers)
+    return {vmid: report}

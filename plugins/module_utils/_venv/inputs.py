@@ -19,6 +19,7 @@ import re
 
 from ansible_collections.inference.gpu_host.plugins.module_utils._venv import lock as venv_lock
 from ansible_collections.inference.gpu_host.plugins.module_utils._venv import service_env
+from ansible_collections.inference.gpu_host.plugins.module_utils._vllm import unit as vllm_unit
 from ansible_collections.inference.gpu_host.plugins.module_utils._vllm import versions
 
 # The keys input_problems() reads, each the role variable of the same name without its python_env_ prefix (and
@@ -97,3 +98,12 @@ def input_problems(inputs):
         return ["python_env_vllm_version=%s: %s. Nothing was changed: fix the inventory before switching the venv to "
                 "this vLLM." % (version, "; ".join(refused))]
     return []
+
+
+def checked_input_problems(inputs):
+    """input_problems for the python_env_input_problems filter: what the environment checks refuse as a
+    PythonEnvInputsError too."""
+    try:
+        return input_problems(inputs)
+    except (service_env.ServiceEnvError, vllm_unit.VllmUnitError) as exc:
+        raise PythonEnvInputsError(str(exc))

@@ -569,6 +569,15 @@ def for_service(vllm, drafter_config=None, drafter_result=None, target_config=No
     return [dict(row, line=line(row)) for row in rows if row["severity"] in severities]
 
 
+def service_rows(vllm, drafter_config=None, drafter_result=None, target_config=None, environment=None,
+                 tensor_parallel_size=None, gpu_memory_utilization=None, max_model_len=None, extra_args=None):
+    """for_service with the settings the vllm_known_problems filter takes."""
+    return for_service(vllm, drafter_config=drafter_config, drafter_result=drafter_result, target_config=target_config,
+                       environment=environment, tensor_parallel_size=tensor_parallel_size,
+                       gpu_memory_utilization=gpu_memory_utilization, max_model_len=max_model_len,
+                       extra_args=extra_args)
+
+
 # ---- the table docs/vllm-versions.md shows --------------------------------------------------------------------
 _CONDITION_WORDS = {
     ("unchecked", True): "a series the table was not checked against",

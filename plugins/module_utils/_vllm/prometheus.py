@@ -13,6 +13,7 @@ __metaclass__ = type
 import ipaddress
 import posixpath
 import re
+from collections.abc import Mapping
 
 from ansible_collections.inference.gpu_host.plugins.module_utils._common.network import (
     PORT_RANGE, is_loopback, is_wildcard, port_number)
@@ -165,3 +166,11 @@ def prometheus_target(settings):
         "target_file": posixpath.join(str(s["file_sd_dir"]), stem + ".json"),
         "rules_file": posixpath.join(str(s["rules_dir"]), stem + ".yml"),
     }
+
+
+def checked_target(settings):
+    """prometheus_target of a mapping of SETTINGS (the vllm_prometheus_target filter), a ValueError for anything
+    else."""
+    if not isinstance(settings, Mapping):
+        raise ValueError("expected a dict of settings, got %s" % type(settings).__name__)
+    return prometheus_target(settings)

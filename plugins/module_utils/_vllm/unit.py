@@ -345,7 +345,7 @@ def hardening_directives(level="full", overrides=None, writable_paths=(), read_p
 
 
 # ----------------------------------------------------------------------- drain
-def drain_settings(shutdown_timeout, supported):
+def drain_settings(shutdown_timeout, supported=None):
     """How the unit stops: drain in-flight requests when this vLLM can, else end everything at once.
 
     ``supported`` is the versions table's shutdown_timeout for the installed vLLM (True, or
@@ -828,3 +828,8 @@ def check_unit_values(variables, skip_templates=False, vllm_version=None):
         except _versions().VllmVersionError as exc:
             problems.append("the installed vLLM's version: %s" % exc)
     return problems
+
+
+def unit_problems(values, vllm_version=None):
+    """check_unit_values of the role's rendered values (the vllm_unit_problems filter)."""
+    return check_unit_values(values, vllm_version=vllm_version)

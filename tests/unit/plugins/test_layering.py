@@ -5,12 +5,13 @@
 
 Every import of every Python file in plugins/ is read from its syntax tree: module level and inside functions
 (the lazy imports that keep filters fast), ``import x``, ``from x import y`` (``y`` a module or a name) and relative
-forms, and the module_utils paths that filters build from strings (plugins/filter/vllm.py's table). Then:
+forms, and the module_utils paths that filters name as strings (each filter file's table). Then:
 
 * a module_utils package imports only packages of a lower layer: never one of its own layer, never one above;
 * the files of one package import each other without a loop (the order among them is derived, not declared);
-* module_utils imports no other kind of plugin, and a module, filter, action or callback plugin imports module_utils
-  or a plugin of its own kind (a shared action base), without a loop: entry points sit above every layer;
+* module_utils imports no other kind of plugin, and a module, filter, action or callback plugin imports module_utils,
+  plugin_utils (the controller plugins' shared code, such as the filters' plumbing) or a plugin of its own kind (a
+  shared action base), without a loop: entry points sit above every layer;
 * every package is in the declared table, and every package in the table exists.
 """
 from __future__ import absolute_import, division, print_function
@@ -149,8 +150,9 @@ def layering_problems(graph, layers):
             where = "plugins/%s.py:%d imports %s" % (name.replace(".", "/"), line, target)
             if _kind(name) == "module_utils" and _kind(target) != "module_utils":
                 problems.append("%s: module_utils imports no other kind of plugin" % where)
-            elif _kind(name) != "module_utils" and _kind(target) not in ("module_utils", _kind(name)):
-                problems.append("%s: a %s plugin imports module_utils or its own kind only" % (where, _kind(name)))
+            elif _kind(name) != "module_utils" and _kind(target) not in ("module_utils", "plugin_utils", _kind(name)):
+                problems.append("%s: a %s plugin imports module_utils, plugin_utils or its own kind only"
+                                % (where, _kind(name)))
             elif mine and theirs and mine != theirs and theirs in layers and mine in layers:
                 if layers[theirs] >= layers[mine]:
                     problems.append("%s: %s (layer %d) may import only packages below it, and %s is layer %d"
@@ -182,9 +184,9 @@ def test_imports_go_down_the_declared_layers_and_no_package_has_a_loop():
 def test_lazy_imports_are_read_too():
     # unit.py imports serve.py inside functions only (the filters that render the unit stay light): still an edge.
     assert "module_utils._vllm.serve" in [t for _l, t in GRAPH["module_utils._vllm.unit"]]
-    # A filter's module_utils imports are all inside its functions.
+    # A filter file names its module_utils in its table, imported on the first call.
     assert "module_utils._drafter.state" in [t for _l, t in GRAPH["filter.drafter"]]
-    # The vllm filters' importlib table.
+    # The filters' tables name their module_utils as strings (plugin_utils/_filters.py imports them).
     assert "module_utils._stack.upgrade_plan" in [t for _l, t in GRAPH["filter.vllm"]]
 
 
@@ -200,7 +202,9 @@ def test_lazy_imports_are_read_too():
      "_venv (layer 3) may import only packages below it, and _drafter is layer 3"),
     # module_utils importing a filter, a module importing a module
     ({"module_utils._vllm.a": [(3, "filter.vllm")], "filter.vllm": []}, "module_utils imports no other kind"),
-    ({"filter.a": [(3, "modules.b")], "modules.b": []}, "a filter plugin imports module_utils or its own kind only"),
+    ({"filter.a": [(3, "modules.b")], "modules.b": []},
+     "a filter plugin imports module_utils, plugin_utils or its own"),
+    ({"plugin_utils.a": [(3, "filter.b")], "filter.b": []}, "a plugin_utils plugin imports module_utils, plugin_utils"),
     ({"action.a": [(3, "action.b")], "action.b": [(5, "action.a")]},
      "an import loop in action: action.a -> action.b -> action.a"),
 ])

@@ -12,9 +12,11 @@ import pytest
 from hypothesis import given, strategies as st
 
 from ansible.errors import AnsibleFilterError
-from ansible_collections.inference.gpu_host.plugins.filter.host import base_plan
+from ansible_collections.inference.gpu_host.plugins.filter.host import FilterModule
 from ansible_collections.inference.gpu_host.plugins.module_utils._common import files as hf
 from ansible_collections.inference.gpu_host.plugins.module_utils._host import base_state as bs
+
+base_plan = FilterModule().filters()["base_plan"]
 
 PEM = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n"
 ME = pwd.getpwuid(os.getuid()).pw_name

@@ -12,11 +12,12 @@ from hypothesis import given, strategies as st
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.inference.gpu_host.plugins.filter.vllm import FilterModule as GpuHostFilters
-from ansible_collections.inference.gpu_host.plugins.filter.vllm import vllm_service_plan
 from ansible_collections.inference.gpu_host.plugins.module_utils._vllm import service_plan as sp
 from ansible_collections.inference.gpu_host.plugins.module_utils._vllm import service_state as vs
 from ansible_collections.inference.gpu_host.plugins.module_utils._common import files as hf
 from ansible_collections.inference.gpu_host.plugins.module_utils._common.systemd import parse_show
+
+vllm_service_plan = GpuHostFilters().filters()["vllm_service_plan"]
 
 
 ME = pwd.getpwuid(os.getuid()).pw_name
