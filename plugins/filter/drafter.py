@@ -17,6 +17,5 @@ class FilterModule(object):
         return filters({
             "drafter_plan": to("_drafter.state", "controller_plan", "DrafterStateError"),
             "drafter_local_facts": to("_drafter.state", "facts_for", "DrafterStateError"),
-            "drafter_place_reason": to("_drafter.placement", "checked_place_reason", "PlacementError"),
             "dflash_stale_ids": to("_drafter.formats", "stale_ids", "DflashConfigError"),
         })

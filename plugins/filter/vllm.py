@@ -17,7 +17,6 @@ class FilterModule(object):
         return filters({
             # serve.py
             "vllm_serve_argv": to("_vllm.serve", "serve_argv", "VllmServeError", plain=True),
-            "vllm_probe_host": to("_vllm.serve", "probe_host", "VllmServeError", plain=True),
             "vllm_drafter_dir": to("_vllm.serve", "local_drafter_dir", "VllmServeError", plain=True),
             "vllm_speculative_config": to("_vllm.serve", "settle_speculative_config", "VllmServeError", plain=True),
             "vllm_restart_result": to("_vllm.serve", "restart_result", "VllmServeError", plain=True),
@@ -30,12 +29,10 @@ class FilterModule(object):
             "vllm_hardening": to("_vllm.unit", "hardening_directives", "VllmUnitError", plain=True),
             "vllm_drain": to("_vllm.unit", "drain_settings", "VllmUnitError", plain=True),
             "vllm_device_access": to("_vllm.unit", "device_access", "VllmUnitError", plain=True),
-            "systemd_quote": to("_vllm.unit", "systemd_quote", "VllmUnitError"),
             "systemd_exec": to("_vllm.unit", "systemd_exec", "VllmUnitError"),
             # The host read is large and a few of its keys are read: not copied into plain containers first.
             "vllm_service_host_problems": to("_vllm.host_requirements", "host_problems", "HostRequirementsError"),
             "vllm_service_plan": to("_vllm.service_plan", "plan", "VllmServicePlanError"),
-            "file_fingerprint": to("_vllm.service_state", "fingerprint", "VllmServiceStateError"),
             "vllm_version_table": to("_vllm.installed", "version_table", "VllmVersionError", plain=True),
             "vllm_known_problems": to("_vllm.known_problems", "service_rows", "VllmVersionError", plain=True),
             "vllm_upgrade_plan": to("_stack.upgrade_plan", "playbook_plan", "UpgradePlanError", plain=True),

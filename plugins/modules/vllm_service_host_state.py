@@ -194,7 +194,7 @@ record:
   type: dict
   returned: always
 model_fingerprint:
-  description: The fingerprint of the target model's files, as the C(inference.gpu_host.file_fingerprint) filter makes it.
+  description: The fingerprint of the target model's files (a sha256 of each one's path, size and mtime).
   type: str
   returned: always
 rollback_copies:

@@ -29,17 +29,3 @@ def place_reason(record, wanted, dest_stat):
     if "installed" in record and record["installed"] != {"size": dest_stat.get("size"), "mtime": dest_stat.get("mtime")}:
         return CHANGED_ON_HOST
     return ""
-
-
-class PlacementError(ValueError):
-    """Bad input to drafter_place_reason, naming the argument."""
-
-
-def checked_place_reason(record, wanted, dest_stat):
-    """place_reason() for the drafter_place_reason filter: a record that is not a mapping is no record."""
-    if not isinstance(record, dict):
-        record = {}  # a record broken on the host is no record: the weights are placed again
-    for name, value in (("wanted", wanted), ("dest_stat", dest_stat)):
-        if not isinstance(value, dict):
-            raise PlacementError("drafter_place_reason: %s must be a mapping, got %r" % (name, value))
-    return place_reason(record, wanted, dest_stat)

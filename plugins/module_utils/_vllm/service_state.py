@@ -59,7 +59,7 @@ def venv_link(path):
 def model_files(model_dir, patterns):
     """What ``find paths=<model_dir> patterns=<patterns>`` lists: regular, not hidden, top level only.
 
-    Each as {path, size, mtime}; the fingerprint below is the file_fingerprint filter's.
+    Each as {path, size, mtime}, for the fingerprint below.
     """
     try:
         names = sorted(os.listdir(model_dir))
@@ -80,7 +80,7 @@ def model_files(model_dir, patterns):
 
 
 def fingerprint(files):
-    """One string for a set of files from find/stat results (path, size, mtime); the file_fingerprint filter.
+    """One string for a set of files from find/stat results (path, size, mtime): the result's model_fingerprint.
 
     Multi-GB weights are never hashed on every run: a changed size or mtime is what a copy, a
     re-download or an edit leaves behind. An entry without those fields is a VllmServiceStateError.
@@ -90,7 +90,7 @@ def fingerprint(files):
         try:
             rows.append("%s\t%d\t%.6f" % (entry["path"], int(entry["size"]), float(entry["mtime"])))
         except (KeyError, TypeError, ValueError):
-            raise VllmServiceStateError("file_fingerprint: each entry needs path, size and mtime (got %r)" % (entry,))
+            raise VllmServiceStateError("model fingerprint: each entry needs path, size and mtime (got %r)" % (entry,))
     return "sha256:" + hashlib.sha256("\n".join(sorted(rows)).encode("utf-8")).hexdigest()
 
 

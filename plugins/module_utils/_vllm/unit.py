@@ -23,7 +23,7 @@ __metaclass__ = type
 # * check_unit_values({variable: value}, vllm_version=None) -> [message, ...] for every vllm_service_* variable
 #   given; with the installed vLLM's version, also the environment entries that vLLM refuses at start
 # * exec_word(text) -> one double-quoted word of ExecStart=; systemd_quote(arg) / systemd_exec(argv): the same with
-#   the filters' checks (a string or number, no control character: _common/text.py's CONTROL)
+#   the systemd_exec filter's checks (a string or number, no control character: _common/text.py's CONTROL)
 # * environment_lines(hf_home, environment, secret_environment, hf_token, api_key) -> ["NAME=value", ...]
 # * environment_has_secret(environment, secret_environment, hf_token, api_key) -> bool
 # * env_value(text) -> the value as systemd's EnvironmentFile= reads it back unchanged

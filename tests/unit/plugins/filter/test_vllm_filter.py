@@ -5,9 +5,8 @@
 
 The vllm_unit filters as the vllm_service role calls them (module_utils/_vllm/unit.py decides).
 
-systemd_quote / systemd_exec: every printable value survives systemd's parsing; control characters are refused.
-
-file_fingerprint and systemd_exec.
+systemd_exec (module_utils/_vllm/unit.py's systemd_quote on each argument): every printable value survives
+systemd's parsing; control characters are refused.
 """
 import json
 import os
@@ -21,6 +20,7 @@ from hypothesis import strategies as st
 
 from ansible_collections.inference.gpu_host.plugins.filter.vllm import FilterModule
 from ansible_collections.inference.gpu_host.plugins.module_utils._vllm.serve import SERVE_SETTINGS, build_serve_argv
+from ansible_collections.inference.gpu_host.plugins.module_utils._vllm.unit import VllmUnitError, systemd_quote
 from _result_checks import LazyLike  # noqa: E402  pylint: disable=wrong-import-position
 
 FILTERS = FilterModule().filters()
@@ -71,17 +71,6 @@ def test_settings_must_be_a_dict():
 def test_a_bad_setting_fails_naming_the_filter_and_the_variable():
     with pytest.raises(AnsibleFilterError, match=r"^vllm_serve_argv: vllm_service_port: expected an integer 1-65535"):
         FILTERS["vllm_serve_argv"](dict(CT129_SETTINGS, port=0), ENTRY)
-
-
-@pytest.mark.parametrize("bind, probe", [("0.0.0.0", "127.0.0.1"), ("::", "::1"), ("127.0.0.1", "127.0.0.1"),
-                                         ("gpu-1", "gpu-1"), ("2001:db8::1", "2001:db8::1")])
-def test_vllm_probe_host(bind, probe):
-    assert FILTERS["vllm_probe_host"](bind) == probe
-
-
-def test_vllm_probe_host_bad_input():
-    with pytest.raises(AnsibleFilterError, match="vllm_probe_host: host: expected an IP address or a host name"):
-        FILTERS["vllm_probe_host"]("a\nb")
 
 
 def test_vllm_speculative_config():
@@ -194,8 +183,8 @@ def test_device_access_as_the_role_calls_it():
         FILTERS["vllm_device_access"]("vllm", [], ["x"], group_db, nodes)
 
 
-# -------- systemd_quote / systemd_exec: every printable value survives systemd's parsing; control characters are refused.
-quote, exec_line = FILTERS["systemd_quote"], FILTERS["systemd_exec"]
+# -------- systemd_exec: every printable value survives systemd's parsing; control characters are refused.
+quote, exec_line = systemd_quote, FILTERS["systemd_exec"]
 
 
 def previous_quote(arg):
@@ -250,26 +239,27 @@ def systemd_words(line):
     ("line\u2028separator", 0x2028),
 ])
 def test_control_characters_are_refused(value, char):
-    with pytest.raises(AnsibleFilterError) as err:
+    with pytest.raises(VllmUnitError) as err:
         quote(value)
     message = str(err.value)
     assert message.startswith("systemd_quote: value %s" % repr(value)[:40])
     assert "control character (U+%04X) at index %d" % (char, value.index(chr(char))) in message
     assert "must be one line of printable text" in message
-    with pytest.raises(AnsibleFilterError, match="control character"):
+    with pytest.raises(AnsibleFilterError) as err:
         exec_line(["/opt/venv/bin/vllm", "serve", value])
+    assert str(err.value) == "systemd_exec: " + message
 
 
 def test_long_values_are_cut_in_the_message():
-    with pytest.raises(AnsibleFilterError) as err:
+    with pytest.raises(VllmUnitError) as err:
         quote("x" * 100 + "\n")
     assert "'" + "x" * 39 + "..." in str(err.value) and "x" * 60 not in str(err.value)
 
 
 @pytest.mark.parametrize("value", [None, ["a"], {"a": 1}, ("a",), b"bytes"])
 def test_non_scalar_arguments_are_refused(value):
-    with pytest.raises(AnsibleFilterError, match="expected a string or a number"):
-        quote(value)
+    with pytest.raises(AnsibleFilterError, match="^systemd_exec: systemd_quote: expected a string or a number"):
+        exec_line(["vllm", value])
 
 
 @pytest.mark.parametrize("argv", ["vllm serve", [], {"argv": ["x"]}, None, 42])
@@ -297,7 +287,7 @@ SPEC = json.dumps({"method": "dflash", "model": "/srv/models/q36 dflash", "num_s
     (SPEC, '"' + SPEC.replace('"', '\\"') + '"'),
 ])
 def test_normal_values_render_as_before(value, rendered):
-    assert quote(value) == rendered == previous_quote(value)
+    assert quote(value) == rendered == previous_quote(value) == exec_line([value])
     assert systemd_words(quote(value)) == [str(value)]
 
 
@@ -333,44 +323,13 @@ def test_property_argv_parses_back(argv):
                                                 + ["\u2028", "\u2029"]), tail=_printable)
 def test_property_control_characters_are_refused(head, control, tail):
     value = head + control + tail
-    with pytest.raises(AnsibleFilterError) as err:
+    with pytest.raises(VllmUnitError) as err:
         quote(value)
     first = _CONTROL.search(value)
     assert "U+%04X) at index %d" % (ord(first.group()), first.start()) in str(err.value)
 
 
-# -------- file_fingerprint and systemd_exec.
-
-
-def _stat(path):
-    st = os.stat(path)
-    return {"path": path, "size": st.st_size, "mtime": st.st_mtime}
-
-
-def test_file_fingerprint_follows_size_and_mtime(tmp_path):
-    weights = tmp_path / "model.safetensors"
-    weights.write_bytes(b"\0" * 64)
-    (tmp_path / "config.json").write_text("{}")
-    files = [_stat(str(weights)), _stat(str(tmp_path / "config.json"))]
-    first = FILTERS["file_fingerprint"](files)
-    assert first.startswith("sha256:") and len(first) == 7 + 64
-    # Order of find's results does not matter.
-    assert FILTERS["file_fingerprint"](list(reversed(files))) == first
-    os.utime(str(weights), (1700000000, 1700000000))
-    assert FILTERS["file_fingerprint"]([_stat(str(weights)), files[1]]) != first
-    weights.write_bytes(b"\0" * 65)
-    assert FILTERS["file_fingerprint"]([_stat(str(weights)), files[1]]) != first
-
-
-def test_file_fingerprint_of_nothing_is_stable():
-    assert FILTERS["file_fingerprint"]([]) == FILTERS["file_fingerprint"](None)
-
-
-def test_file_fingerprint_rejects_entries_without_stat_fields():
-    with pytest.raises(AnsibleFilterError, match="path, size and mtime"):
-        FILTERS["file_fingerprint"]([{"path": "/x"}])
-
-
+# -------- systemd_exec and vllm_known_problems.
 def test_systemd_exec_quotes_what_systemd_would_expand():
     assert FILTERS["systemd_exec"](["vllm", '{"a": 1}', "50%", "$HOME"]) == '"vllm" "{\\"a\\": 1}" "50%%" "$$HOME"'
 

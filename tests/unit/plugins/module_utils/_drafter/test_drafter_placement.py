@@ -1,9 +1,7 @@
-"""The drafter's placement decision (module_utils/_drafter/placement.py) and its filter."""
+"""The drafter's placement decision (module_utils/_drafter/placement.py)."""
 
 import pytest
-from ansible.errors import AnsibleFilterError
 
-from ansible_collections.inference.gpu_host.plugins.filter.drafter import FilterModule
 from ansible_collections.inference.gpu_host.plugins.module_utils._drafter.placement import place_reason
 
 WANTED = {"type": "host", "source": "/srv/d.safetensors", "size": 100, "mtime": 1.5, "sha256": ""}
@@ -26,10 +24,3 @@ RECORD = dict(WANTED, installed={"size": 100, "mtime": 2.5})
 def test_place_reason(record, wanted, stat, reason):
     assert place_reason(record, wanted, stat) == reason
 
-
-def test_filter_refuses_what_is_not_a_mapping():
-    fltr = FilterModule().filters()["drafter_place_reason"]
-    assert fltr(RECORD, WANTED, STAT) == ""
-    with pytest.raises(AnsibleFilterError, match="wanted must be a mapping"):
-        fltr(RECORD, "x", STAT)
-    assert fltr(["a", "broken", "record"], WANTED, STAT) == "the source changed"

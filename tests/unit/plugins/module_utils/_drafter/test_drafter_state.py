@@ -338,7 +338,7 @@ def test_plan_properties(weights, record_file, facts, dest_dir, config, check, r
               "layer_id_policy": "report", "check_mode": check, "config_json": "/d/config.json",
               "facts_file": "/f.fact"}
     plan = ds.plan(state, wanted)
-    # The placement is drafter_place_reason's decision, unchanged.
+    # The placement is placement.place_reason's decision, unchanged.
     assert plan["place_reason"] == place_reason(record or {}, plan["wanted"], weights)
     if plan["place_reason"]:
         # New weights: config.json is decided again after they are placed, by the module.

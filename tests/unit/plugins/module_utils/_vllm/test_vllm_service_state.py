@@ -184,16 +184,38 @@ def test_fingerprint_is_the_filters(tmp_path):
     os.symlink(str(tmp_path / "config.json"), str(tmp_path / "link.json"))
     files = vs.model_files(str(tmp_path) + "/", ["*.safetensors", "*.json"])
     assert sorted(os.path.basename(f["path"]) for f in files) == ["config.json", "model.safetensors"]
-    filt = GpuHostFilters().filters()["file_fingerprint"]
-    assert vs.fingerprint(files) == filt(files)
-    assert vs.fingerprint(vs.model_files(str(tmp_path / "missing"), ["*"])) == filt([])
+    assert vs.fingerprint(vs.model_files(str(tmp_path / "missing"), ["*"])) == vs.fingerprint([])
 
 
 @given(st.lists(st.tuples(st.from_regex(r"/[a-z]{1,8}", fullmatch=True), st.integers(0, 2 ** 40),
                           st.floats(0, 2e9, allow_nan=False)), max_size=5))
-def test_fingerprint_matches_the_filter(rows):
+def test_fingerprint_does_not_follow_the_order_of_the_files(rows):
     files = [{"path": p, "size": s, "mtime": m} for p, s, m in rows]
-    assert vs.fingerprint(files) == GpuHostFilters().filters()["file_fingerprint"](files)
+    assert vs.fingerprint(files) == vs.fingerprint(list(reversed(files)))
+
+
+def _stat(path):
+    found = os.stat(path)
+    return {"path": path, "size": found.st_size, "mtime": found.st_mtime}
+
+
+def test_fingerprint_follows_size_and_mtime(tmp_path):
+    weights = tmp_path / "model.safetensors"
+    weights.write_bytes(b"\0" * 64)
+    (tmp_path / "config.json").write_text("{}")
+    files = [_stat(str(weights)), _stat(str(tmp_path / "config.json"))]
+    first = vs.fingerprint(files)
+    assert first.startswith("sha256:") and len(first) == 7 + 64
+    os.utime(str(weights), (1700000000, 1700000000))
+    assert vs.fingerprint([_stat(str(weights)), files[1]]) != first
+    weights.write_bytes(b"\0" * 65)
+    assert vs.fingerprint([_stat(str(weights)), files[1]]) != first
+
+
+def test_fingerprint_of_nothing_is_stable_and_entries_need_stat_fields():
+    assert vs.fingerprint([]) == vs.fingerprint(None)
+    with pytest.raises(vs.VllmServiceStateError, match="path, size and mtime"):
+        vs.fingerprint([{"path": "/x"}])
 
 
 def test_systemctl_show_and_listener():
