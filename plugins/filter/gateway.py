@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, inference.gpu_host contributors
 # Apache License 2.0 (see LICENSE)
-"""The gateway subsystem's filters: backends from the inventory, haproxy.cfg, a host's servers at the gateway
+"""The gateway subsystem's filters: backends from the inventory and haproxy.cfg, a host's servers at the gateway
 (module_utils/_gateway/config.py), through plugin_utils/_filters.py.
 
 Each filter's user documentation is its own plugins/filter/<name>.yml (ansible-doc -t filter).
@@ -15,7 +15,6 @@ from ansible_collections.inference.gpu_host.plugins.plugin_utils._filters import
 class FilterModule(object):
     def filters(self):
         return filters({
-            "gateway_backends": to("_gateway.config", "backend_plan", "GatewayError"),
-            "gateway_config": to("_gateway.config", "render_config", "GatewayError"),
+            "gateway_plan": to("_gateway.config", "gateway_plan", "GatewayError"),
             "gateway_memberships": to("_gateway.config", "memberships", "GatewayError"),
         })

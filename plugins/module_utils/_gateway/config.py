@@ -285,3 +285,10 @@ def sections(text):
                 raise ValueError("section %r twice" % current)
             out[current] = []
     return out
+
+
+def gateway_plan(models, groups, hostvars, settings=None):
+    """{"backends": backend_plan(...), "config": render_config(backends, settings)} (None without ``settings``): the
+    gateway_plan filter."""
+    backends = backend_plan(models, groups, hostvars)
+    return {"backends": backends, "config": None if settings is None else render_config(backends, settings)}

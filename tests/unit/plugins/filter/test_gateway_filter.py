@@ -26,15 +26,18 @@ def test_each_filter_has_its_documentation_file():
 
 
 def test_plan_config_memberships():
-    plan = FILTERS["gateway_backends"](MODELS, {"g": ["h1"]}, {"h1": {"ansible_host": "10.0.3.9", "vllm_service_host": "0.0.0.0"}})
-    assert plan[0]["servers"][0]["address"] == "10.0.3.9"
-    assert "server h1 10.0.3.9:8000 check" in FILTERS["gateway_config"](plan, SETTINGS)
+    hostvars = {"h1": {"ansible_host": "10.0.3.9", "vllm_service_host": "0.0.0.0"}}
+    plan = FILTERS["gateway_plan"](MODELS, {"g": ["h1"]}, hostvars)
+    assert plan["backends"][0]["servers"][0]["address"] == "10.0.3.9" and plan["config"] is None
+    config = FILTERS["gateway_plan"](MODELS, {"g": ["h1"]}, hostvars, SETTINGS)["config"]
+    assert "server h1 10.0.3.9:8000 check" in config
     assert FILTERS["gateway_memberships"](MODELS, {"g": ["h1"]}, "h1") == [{"backend": "be_tiny", "server": "h1"}]
 
 
 @pytest.mark.parametrize("name, args, message", [
-    ("gateway_backends", ([], {}, {}), "inference_gateway_models must be a non-empty list"),
-    ("gateway_config", ([], dict(SETTINGS, maxconn=0)), "inference_gateway_maxconn is 0"),
+    ("gateway_plan", ([], {}, {}), "^gateway_plan: inference_gateway_models must be a non-empty list"),
+    ("gateway_plan", (MODELS, {"g": ["h1"]}, {"h1": {"vllm_service_host": "0.0.0.0"}}, dict(SETTINGS, maxconn=0)),
+     "inference_gateway_maxconn is 0"),
     ("gateway_memberships", ([{"name": "x"}], {}, "h"), r"inference_gateway_models\[0\]\.group must be a string"),
 ])
 def test_bad_values_are_filter_errors_naming_the_variable(name, args, message):
