@@ -14,11 +14,9 @@ from ansible_collections.inference.gpu_host.plugins.plugin_utils._filters import
 class FilterModule(object):
     def filters(self):
         return filters({
-            "bench_endpoint": to("_bench.endpoint", "endpoint", "EndpointError"),
-            "bench_table": to("_bench.report", "table", "ReportError"),
-            "bench_report": to("_bench.report", "document", "ReportError"),
+            "bench_endpoint": to("_bench.endpoint", "served_endpoint", "EndpointError"),
+            "bench_report": to("_bench.report", "report", "ReportError"),
             "bench_speedup": to("_bench.baseline", "speedup", "BaselineError"),
             "bench_api_key": to("_bench.run", "env_file_api_key", "BenchError"),
-            "bench_dropin_path": to("_bench.baseline", "dropin_path", "BaselineError"),
             "bench_drift_info": to("_bench.report", "drift_info", "ReportError"),
         })

@@ -8,12 +8,15 @@
 - the endpoint the vllm_service role passes to the gate after readiness (url, served_model_name, model, venv,
   unit_path, env_file, drafter_dir).
 
-endpoint() adds host and port (of the url) and unit (the unit file's name).
+endpoint() adds host and port (of the url) and unit (the unit file's name); served_endpoint() also the baseline's
+runtime drop-in of that unit (the bench_endpoint filter).
 """
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import posixpath
+
+from ansible_collections.inference.gpu_host.plugins.module_utils._bench import baseline
 
 try:
     from urllib.parse import urlsplit
@@ -67,3 +70,15 @@ def _host_port(url):
     if parts is None or parts.scheme != "http" or not parts.hostname or not port:
         raise EndpointError("the served instance's url %r: expected http://host:port/v1" % (url,))
     return {"host": parts.hostname, "port": port}
+
+
+def served_endpoint(source, env_file):
+    """endpoint() and "dropin", the baseline's runtime drop-in of its unit (baseline.dropin_path): the bench_endpoint
+    filter. A unit that is not a service's is an EndpointError here, before anything reads the host."""
+    out = endpoint(source, env_file)
+    try:
+        out["dropin"] = baseline.dropin_path(out["unit"])
+    except baseline.BaselineError as exc:
+        raise EndpointError(str(exc))
+    return out
+

@@ -122,6 +122,13 @@ RECORDED = ("tok_s_c1", "tok_s_cN", "concurrency", "mean_acceptance_length", "ac
 LIVE = ("mean_acceptance_length", "acceptance_rate", "num_drafts", "num_draft_tokens", "num_accepted_tokens")
 
 
+def report(records, host, instance, speedup=None, baseline=None, title=None):
+    """{"document": document(...), "table": table(records, title, speedup)}: the bench_report filter; the table's
+    title is "<host> / <instance>" unless ``title`` is given."""
+    return {"document": document(records, host, instance, speedup, baseline),
+            "table": table(records, "%s / %s" % (host, instance) if title is None else title, speedup)}
+
+
 def _parsed(text, what):
     """(record or None, note): a record file's text ('' when there is none)."""
     if text in (None, ""):
