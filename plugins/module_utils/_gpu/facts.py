@@ -277,8 +277,7 @@ def nvidia_char_majors(proc_devices):
 
 
 def nvidia_char_devices(text, source="/proc/devices"):
-    """The NVIDIA character device names of a /proc/devices ``text``, in file order (the nvidia_char_devices
-    filter)."""
+    """The NVIDIA character device names of a /proc/devices ``text``, in file order (lxc_state.node_devices)."""
     return list(nvidia_char_majors(parse_proc_devices(text, source)))
 
 

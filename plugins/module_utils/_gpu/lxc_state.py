@@ -21,6 +21,8 @@ __metaclass__ = type
 # * fixed_driver_record(record, after, check_mode) -> the record after (or, in check mode, before) the fix
 # * fixed_driver_records(records, vmid, after, check_mode) -> the records with container vmid's fixed
 # * deferred_vmids(containers, node_devices, check_mode) -> vmids whose config needs nvidia-uvm's major
+# * node_devices(text, source, containers, check_mode) -> {"names": the node's NVIDIA character devices (from
+#   /proc/devices' text, facts.py's parser), "deferred": deferred_vmids of them}
 # * rebooted_vmids(reboot_result) -> vmids the reboot handler rebooted
 # * restart_state(vmid, deferred, changed, reboot, rebooted, check_mode) -> deferred | none | pending
 #   | would_reboot | rebooted | stopped
@@ -30,6 +32,8 @@ __metaclass__ = type
 import posixpath
 import re
 from collections.abc import Mapping
+
+from ansible_collections.inference.gpu_host.plugins.module_utils._gpu import facts
 
 # The NVML library's file name carries the userspace driver's version (the same pattern the role used).
 _NVML_LIBRARY = re.compile(r"^libnvidia-ml\.so\.(\d+\.\d+(?:\.\d+)?)$")
@@ -282,3 +286,15 @@ def container_report_by_vmid(conf_result, conf_dir, restarts, drivers):
     """{vmid: report}: container_report of one container (the lxc_gpu_container_report filter)."""
     vmid, report = container_report(conf_result, conf_dir, restarts, drivers)
     return {vmid: report}
+
+
+def node_devices(text, source, containers, check_mode):
+    """{"names": the NVIDIA character device names of the node's /proc/devices ``text`` (``source``: its file, named
+    in an error), in file order; "deferred": deferred_vmids of the containers against them} (the lxc_gpu_node_devices
+    filter)."""
+    try:
+        names = facts.nvidia_char_devices(text, source)
+    except facts.GpuFactsError as exc:
+        raise LxcGpuStateError(str(exc))
+    return {"names": names, "deferred": deferred_vmids(containers, names, check_mode)}
+

@@ -2,7 +2,7 @@
 # Copyright: (c) 2026, inference.gpu_host contributors
 # Apache License 2.0 (see LICENSE)
 """The GPU filters (plugins/filter/gpu.py) as the lxc_gpu role calls them, and their documentation files;
-nvidia_char_devices reads /proc/devices with the one parser in module_utils/_gpu/facts.py."""
+lxc_gpu_node_devices reads /proc/devices with the one parser in module_utils/_gpu/facts.py."""
 
 import inspect
 import os
@@ -23,8 +23,8 @@ CT130 = dict(CT129, vmid="130", host="", reboot=True, control_devices=["nvidia-u
 
 
 def test_the_filters_the_role_calls():
-    assert sorted(FILTERS) == ["lxc_gpu_container_report", "lxc_gpu_deferred_vmids", "lxc_gpu_driver_fixed",
-                               "lxc_gpu_driver_record", "lxc_gpu_restart_states", "nvidia_char_devices"]
+    assert sorted(FILTERS) == ["lxc_gpu_container_report", "lxc_gpu_driver_fixed", "lxc_gpu_driver_record",
+                               "lxc_gpu_node_devices", "lxc_gpu_restart_states"]
 
 
 @pytest.mark.parametrize("name", sorted(FILTERS))
@@ -66,8 +66,11 @@ def test_driver_fixed_without_a_record_names_the_vmids_that_have_one():
 
 
 def test_deferred_vmids_in_a_check_run_before_nvidia_uvm_is_loaded():
-    assert FILTERS["lxc_gpu_deferred_vmids"]([CT130, CT129], ["nvidia", "nvidiactl"], True) == ["129", "130"]
-    assert FILTERS["lxc_gpu_deferred_vmids"]([CT130, CT129], ["nvidia", "nvidiactl"], False) == []
+    text = "Character devices:\n195 nvidia\n195 nvidiactl\n"
+    assert FILTERS["lxc_gpu_node_devices"](text, "/proc/devices", [CT130, CT129], True) == {
+        "names": ["nvidia", "nvidiactl"], "deferred": ["129", "130"]}
+    assert FILTERS["lxc_gpu_node_devices"](text, "/proc/devices", [CT130, CT129], False)["deferred"] == []
+    assert FILTERS["lxc_gpu_node_devices"](text + "238 nvidia-uvm\n", "/d", [CT130, CT129], True)["deferred"] == []
 
 
 def test_restart_states_of_a_run_that_rebooted_one_container():
@@ -86,7 +89,8 @@ def test_container_report_keyed_by_its_vmid():
 
 @pytest.mark.parametrize("name, args, message", [
     ("lxc_gpu_driver_record", ("x", {}, KMOD), "lxc_gpu_driver_record: driver probe result: expected a dict"),
-    ("lxc_gpu_deferred_vmids", ([{"state": "present"}], [], True), r"lxc_gpu_deferred_vmids: containers\[0\]: has no"),
+    ("lxc_gpu_node_devices", ("Character devices:\n195 nvidia\n", "/d", [{"state": "present"}], True),
+     r"lxc_gpu_node_devices: containers\[0\]: has no"),
     ("lxc_gpu_restart_states", ([CT129], [], [], [], None, False), "lxc_gpu_restart_states: reboot result: expected"),
     ("lxc_gpu_container_report", ({"item": CT129}, "/d", {}, {}), "lxc_gpu_container_report: restart states: no "),
 ])
@@ -95,7 +99,7 @@ def test_input_of_the_wrong_shape_fails_naming_the_filter(name, args, message):
         FILTERS[name](*args)
 
 
-# ---------------------------------------------------------------- nvidia_char_devices
+# ---------------------------------------------------------------- lxc_gpu_node_devices: the names
 
 PROC_DEVICES = """Character devices:
   1 mem
@@ -111,18 +115,18 @@ Block devices:
 """
 
 
-def _filter():
-    return FilterModule().filters()["nvidia_char_devices"]
+def _filter(text, source="/proc/devices"):
+    return FilterModule().filters()["lxc_gpu_node_devices"](text, source, [CT129], False)["names"]
 
 
 def test_names_in_file_order_character_devices_only():
-    assert _filter()(PROC_DEVICES) == ["nvidia-frontend", "nvidia", "nvidiactl", "nvidia-uvm", "nvidia-caps"]
+    assert _filter(PROC_DEVICES) == ["nvidia-frontend", "nvidia", "nvidiactl", "nvidia-uvm", "nvidia-caps"]
 
 
 def test_no_nvidia_device_is_an_empty_list():
-    assert _filter()("Character devices:\n  1 mem\n") == []
+    assert _filter("Character devices:\n  1 mem\n") == []
 
 
 def test_not_a_device_list_names_the_file_and_line():
-    with pytest.raises(AnsibleFilterError, match=r"/tmp/devices line 2"):
-        _filter()("Character devices:\nthis is not a device\n", "/tmp/devices")
+    with pytest.raises(AnsibleFilterError, match=r"^lxc_gpu_node_devices: .*/tmp/devices line 2"):
+        _filter("Character devices:\nthis is not a device\n", "/tmp/devices")
