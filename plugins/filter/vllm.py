@@ -33,7 +33,6 @@ class FilterModule(object):
             # The host read is large and a few of its keys are read: not copied into plain containers first.
             "vllm_service_host_problems": to("_vllm.host_requirements", "host_problems", "HostRequirementsError"),
             "vllm_service_plan": to("_vllm.service_plan", "plan", "VllmServicePlanError"),
-            "vllm_version_table": to("_vllm.installed", "version_table", "VllmVersionError", plain=True),
             "vllm_known_problems": to("_vllm.known_problems", "service_rows", "VllmVersionError", plain=True),
             "vllm_upgrade_plan": to("_stack.upgrade_plan", "playbook_plan", "UpgradePlanError", plain=True),
             "vllm_prometheus_target": to("_vllm.prometheus", "checked_target", "ValueError", plain=True),

@@ -59,7 +59,8 @@ options:
   flash_attn:
     description:
       - Whether the role manages C(flash_attn) - installs flash-attn 2, or guards against flash-attn-4 where it does
-        not (C(python_env_flash_attn_enabled), P(inference.gpu_host.flash_attn_choice#filter)); its owners are read then.
+        not (C(python_env_flash_attn_enabled), the C(flash_attn_choice) of P(inference.gpu_host.vllm_version_table#filter));
+        its owners are read then.
     type: bool
     default: false
   record:

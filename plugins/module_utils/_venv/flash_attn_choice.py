@@ -23,10 +23,17 @@ Public API (stdlib only; every failure a FlashAttnChoiceError naming the variabl
 * setting(value) -> "auto" | True | False
 * choose(value, vllm_version, distribution="vllm") -> {setting, install, guard, table, reason}
 * cuda_archs(gpus) -> "80" | "90" | "80;90" | "" : FLASH_ATTN_CUDA_ARCHS for a source build of flash-attn 2.8
+* release(version, distribution, flash_attn) -> the versions table's entry for the pinned vLLM and the choice for it
+  (the vllm_version_table filter)
+* gpu_gate(gpus, flash_attn_major, wheel) -> _gpu/facts.py's flash_attn_gate, with cuda_archs and the given wheel's
+  tags (the flash_attn_gate filter)
 """
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
+from ansible_collections.inference.gpu_host.plugins.module_utils._gpu import facts as gpu_facts
+from ansible_collections.inference.gpu_host.plugins.module_utils._venv import wheels
+from ansible_collections.inference.gpu_host.plugins.module_utils._vllm import installed as vllm_installed
 from ansible_collections.inference.gpu_host.plugins.module_utils._vllm import versions as vllm_versions
 
 VARIABLE = "python_env_flash_attn_enabled"
@@ -130,3 +137,27 @@ def cuda_archs(gpus):
         if arch not in archs:
             archs.append(arch)
     return ";".join(sorted(archs, key=int))
+
+
+def release(version, distribution="vllm", flash_attn="auto"):
+    """What the versions table says of the pinned vLLM (_vllm/installed.py's version_table: version, distribution,
+    behaviour, known_problems) and "flash_attn_choice", choose(flash_attn, version, distribution): the
+    vllm_version_table filter, on the controller."""
+    try:
+        table = vllm_installed.version_table(version, distribution)
+    except vllm_versions.VllmVersionError as exc:
+        raise FlashAttnChoiceError(str(exc))
+    return dict(table, flash_attn_choice=choose(flash_attn, version, distribution))
+
+
+def gpu_gate(gpus, flash_attn_major, wheel=""):
+    """What the GPUs allow flash-attn ``flash_attn_major`` (_gpu/facts.py's flash_attn_gate), with "cuda_archs" (the
+    source build's targets for them) and "wheel" (wheels.wheel_tags of ``wheel``, None without one): the
+    flash_attn_gate filter."""
+    try:
+        gate = gpu_facts.flash_attn_gate(gpus or [], flash_attn_major)
+        tags = wheels.wheel_tags(wheel) if wheel else None
+    except (gpu_facts.GpuFactsError, wheels.WheelNameError) as exc:
+        raise FlashAttnChoiceError(str(exc))
+    return dict(gate, cuda_archs=cuda_archs(gpus), wheel=tags)
+

@@ -283,7 +283,7 @@ def decide(state, wanted):
 
     state: the result of python_env_host_state; wanted: installer ("uv" | "pip"), uv_version,
     flash_attn (bool: flash-attn 2 installed), flash_attn_guard (bool: the guard runs where it is not),
-    flash_attn_reason (the flash_attn_choice sentence, returned as "flash_attn"), flash_attn_version,
+    flash_attn_reason (flash_attn_choice.choose's sentence, returned as "flash_attn"), flash_attn_version,
     record (the fields the role records, without the generation's).
     """
     if not isinstance(state, dict) or "generation" not in state:

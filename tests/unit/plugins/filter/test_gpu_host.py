@@ -41,9 +41,37 @@ def test_dflash_stale_ids_needs_a_dict():
         FILTERS["dflash_stale_ids"]("{}", "0.22.0")
 
 
-def test_wheel_tags_reads_the_local_tag():
-    tags = FILTERS["wheel_tags"]("flash_attn-2.8.3+cu12torch2.7cxx11abiFALSE-cp311-cp311-linux_x86_64.whl")
+A6000 = {"index": 0, "name": "NVIDIA RTX A6000", "compute_capability_major": 8, "compute_capability_minor": 6}
+T4 = {"index": 1, "name": "Tesla T4", "compute_capability_major": 7, "compute_capability_minor": 5}
+
+
+def test_flash_attn_gate_reads_the_wheel_tags():
+    gate = FILTERS["flash_attn_gate"]([A6000], 2, "flash_attn-2.8.3+cu12torch2.7cxx11abiFALSE-cp311-cp311-linux_x86_64.whl")
+    tags = gate["wheel"]
     assert (tags["name"], tags["version"], tags["cuda_major"], tags["torch_minor"], tags["cxx11abi"]) == \
         ("flash_attn", "2.8.3", "12", "2.7", False)
-    with pytest.raises(AnsibleFilterError, match="not a wheel"):
-        FILTERS["wheel_tags"]("flash_attn.tar.gz")
+    assert FILTERS["flash_attn_gate"]([A6000], 2)["wheel"] is None
+    with pytest.raises(AnsibleFilterError, match="^flash_attn_gate: .*not a wheel"):
+        FILTERS["flash_attn_gate"]([A6000], 2, "flash_attn.tar.gz")
+
+
+def test_flash_attn_gate_and_the_source_build_targets():
+    gate = FILTERS["flash_attn_gate"]([A6000], 2)
+    assert gate["ok"] and gate["status"] == "ok" and gate["cuda_archs"] == "80"
+    refused = FILTERS["flash_attn_gate"]([A6000, T4], 2)
+    assert not refused["ok"] and "Tesla T4" in refused["message"] and refused["cuda_archs"] == ""
+    none = FILTERS["flash_attn_gate"](None, 2)
+    assert none["skipped"] and none["cuda_archs"] == ""
+    with pytest.raises(AnsibleFilterError, match="^flash_attn_gate: flash_attn_major: expected one of"):
+        FILTERS["flash_attn_gate"]([A6000], 5)
+
+
+def test_vllm_version_table_says_what_python_env_does_with_flash_attn():
+    from ansible_collections.inference.gpu_host.plugins.module_utils._venv import flash_attn_choice
+    from ansible_collections.inference.gpu_host.plugins.module_utils._vllm import installed
+    got = FILTERS["vllm_version_table"]("0.20.1", "vllm", "auto")
+    assert got == dict(installed.version_table("0.20.1", "vllm"),
+                       flash_attn_choice=flash_attn_choice.choose("auto", "0.20.1", "vllm"))
+    assert FILTERS["vllm_version_table"]("0.20.1", "vllm", False)["flash_attn_choice"]["install"] is False
+    with pytest.raises(AnsibleFilterError, match="^vllm_version_table: python_env_flash_attn_enabled"):
+        FILTERS["vllm_version_table"]("0.20.1", "vllm", "maybe")

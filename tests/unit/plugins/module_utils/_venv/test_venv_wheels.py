@@ -1,8 +1,8 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, inference.gpu_host contributors
 # Apache License 2.0 (see LICENSE)
-"""module_utils/_venv/wheels.py: a wheel file name's tags (the wheel_tags filter is tested through the filter in
-tests/unit/plugins/filter/test_gpu_host.py)."""
+"""module_utils/_venv/wheels.py: a wheel file name's tags (the flash_attn_gate filter's wheel key is tested through the
+filter in tests/unit/plugins/filter/test_gpu_host.py)."""
 from __future__ import absolute_import, division, print_function
 
 import pytest

@@ -578,7 +578,7 @@ def test_metadata_that_is_not_a_regular_file_is_refused(tmp_path, kind):
 def test_vllm_version_table_filter_reads_the_table_and_names_a_bad_version():
     """The controller-side lookup python_env uses: the table's row, and a clear error for what is not a version."""
     from ansible.errors import AnsibleFilterError
-    from ansible_collections.inference.gpu_host.plugins.filter.vllm import FilterModule
+    from ansible_collections.inference.gpu_host.plugins.filter.venv import FilterModule
     table = FilterModule().filters()["vllm_version_table"]
     info = table("0.33.0", "vllm")
     assert info["version"] == "0.33.0" and info["behaviour"]["known"] and isinstance(info["known_problems"], list)
