@@ -16,18 +16,15 @@ class FilterModule(object):
     def filters(self):
         return filters({
             # serve.py
-            "vllm_serve_argv": to("_vllm.serve", "serve_argv", "VllmServeError", plain=True),
             "vllm_drafter_dir": to("_vllm.serve", "local_drafter_dir", "VllmServeError", plain=True),
             "vllm_speculative_config": to("_vllm.serve", "settle_speculative_config", "VllmServeError", plain=True),
             "vllm_restart_result": to("_vllm.serve", "restart_result", "VllmServeError", plain=True),
             "vllm_rollback_plan": to("_vllm.serve", "rollback_plan", "VllmServeError", plain=True),
             "vllm_rollback_items": to("_vllm.serve", "rollback_items", "VllmServeError", plain=True),
             # unit.py; the type is part of the systemd quoting check (no plain copy)
-            "vllm_unit_values": to("_vllm.unit", "unit_values", "VllmUnitError", plain=True),
+            "vllm_unit_values": to("_vllm.unit", "render", "VllmUnitError", plain=True),
             "vllm_unit_problems": to("_vllm.unit", "unit_problems", "VllmUnitError", plain=True),
             "vllm_env_file": to("_vllm.unit", "env_file", "VllmUnitError", plain=True),
-            "vllm_hardening": to("_vllm.unit", "hardening_directives", "VllmUnitError", plain=True),
-            "vllm_drain": to("_vllm.unit", "drain_settings", "VllmUnitError", plain=True),
             "vllm_device_access": to("_vllm.unit", "device_access", "VllmUnitError", plain=True),
             "systemd_exec": to("_vllm.unit", "systemd_exec", "VllmUnitError"),
             # The host read is large and a few of its keys are read: not copied into plain containers first.

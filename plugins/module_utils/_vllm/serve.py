@@ -323,7 +323,7 @@ REQUIRED_SETTINGS = ("model", "served_model_name", "host", "port")
 
 
 def serve_argv(settings, entry_point):
-    """build_serve_argv of the role's settings as one dict keyed as SERVE_SETTINGS (the vllm_serve_argv filter)."""
+    """build_serve_argv of the role's settings as one dict keyed as SERVE_SETTINGS (vllm_unit_values' serve)."""
     if not isinstance(settings, Mapping):
         raise VllmServeError("expected a dict of settings, got %s" % type(settings).__name__)
     unknown = sorted(set(settings) - set(SERVE_SETTINGS))

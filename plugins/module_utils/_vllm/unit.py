@@ -19,6 +19,8 @@ __metaclass__ = type
 # Public API (stdlib only; every bad input a VllmUnitError naming the variable,
 # never the value of a secret):
 # * unit_values({variable: value}) -> {name without vllm_service_: text as rendered, "description": ...}
+# * render(values, drain, hardening, serve) -> unit_values, and what else the unit is rendered from (drain_settings,
+#   hardening_directives, serve.serve_argv with the drain's --shutdown-timeout): the vllm_unit_values filter
 # * check_unit_value(variable, value) -> None or the message (what scripts/validate_inventories.py asks)
 # * check_unit_values({variable: value}, vllm_version=None) -> [message, ...] for every vllm_service_* variable
 #   given; with the installed vLLM's version, also the environment entries that vLLM refuses at start
@@ -629,6 +631,32 @@ def unit_values(values):
         out[variable.lstrip("_")[len(PREFIX):]] = check(variable, values[variable])
     if "served_model_name" in out and "port" in out:
         out["description"] = "vLLM %s on port %s" % (_description_text(out["served_model_name"]), out["port"])
+    return out
+
+
+def render(values, drain=None, hardening=None, serve=None):
+    """unit_values(values) and, for each given, what else the unit is rendered from, in one call (the
+    vllm_unit_values filter; its template reads every key of one result):
+
+    ``drain`` {shutdown_timeout, supported}: "drain", drain_settings(...); ``hardening`` {level, overrides,
+    writable_paths, read_paths}: "hardening_directives", hardening_directives(...); ``serve`` {settings,
+    entry_point}: "serve", serve.serve_argv(settings, entry_point), the settings' shutdown_timeout being the drain's
+    (so give ``drain`` with ``serve``). A bad value is a VllmUnitError naming the variable.
+    """
+    out = unit_values(values)
+    if drain is not None:
+        out["drain"] = drain_settings(**drain)
+    if hardening is not None:
+        out["hardening_directives"] = hardening_directives(**hardening)
+    if serve is not None:
+        from ansible_collections.inference.gpu_host.plugins.module_utils._vllm import serve as vllm_serve
+        settings = serve["settings"]
+        if drain is not None and isinstance(settings, Mapping):
+            settings = dict(settings, shutdown_timeout=out["drain"]["shutdown_timeout"])
+        try:
+            out["serve"] = vllm_serve.serve_argv(settings, serve["entry_point"])
+        except vllm_serve.VllmServeError as exc:
+            raise VllmUnitError(str(exc))
     return out
 
 

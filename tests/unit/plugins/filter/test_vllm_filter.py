@@ -1,9 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, inference.gpu_host contributors
 # Apache License 2.0 (see LICENSE)
-"""The vllm_serve filters as the vllm_service role calls them, and their documentation files.
-
-The vllm_unit filters as the vllm_service role calls them (module_utils/_vllm/unit.py decides).
+"""The vllm filters as the vllm_service role calls them, and their documentation files (module_utils/_vllm decides).
 
 systemd_exec (module_utils/_vllm/unit.py's systemd_quote on each argument): every printable value survives
 systemd's parsing; control characters are refused.
@@ -44,14 +42,20 @@ CT129_SETTINGS = {
 }
 
 
+def serve_argv(settings, entry_point, **render):
+    """The command line as the role's render gives it (vllm_unit_values' serve)."""
+    return FILTERS["vllm_unit_values"]({}, serve={"settings": settings, "entry_point": entry_point}, **render)["serve"]
+
+
 def test_the_role_settings_give_build_serve_argv():
     assert set(CT129_SETTINGS) == set(SERVE_SETTINGS)
-    assert FILTERS["vllm_serve_argv"](CT129_SETTINGS, ENTRY) == build_serve_argv(ENTRY, **CT129_SETTINGS)
+    assert serve_argv(CT129_SETTINGS, ENTRY) == build_serve_argv(ENTRY, **CT129_SETTINGS)
 
 
 def test_lazy_containers_are_read_as_plain_dicts():
     settings = dict(CT129_SETTINGS, speculative_config=LazyLike(CT129_SETTINGS["speculative_config"]))
-    serve = FILTERS["vllm_serve_argv"](LazyLike(settings), LazyLike(ENTRY))
+    serve = FILTERS["vllm_unit_values"](LazyLike({}), serve=LazyLike({"settings": LazyLike(settings),
+                                                                      "entry_point": LazyLike(ENTRY)}))["serve"]
     assert serve == build_serve_argv(ENTRY, **CT129_SETTINGS)
 
 
@@ -60,17 +64,37 @@ def test_unknown_and_missing_settings_are_named():
     del settings["port"]
     message = r"unknown settings \['max_model_length'\], missing settings \['port'\]"
     with pytest.raises(AnsibleFilterError, match=message):
-        FILTERS["vllm_serve_argv"](settings, ENTRY)
+        serve_argv(settings, ENTRY)
 
 
 def test_settings_must_be_a_dict():
-    with pytest.raises(AnsibleFilterError, match="vllm_serve_argv: expected a dict of settings, got list"):
-        FILTERS["vllm_serve_argv"](["--port", "1"], ENTRY)
+    with pytest.raises(AnsibleFilterError, match="^vllm_unit_values: expected a dict of settings, got list"):
+        serve_argv(["--port", "1"], ENTRY)
 
 
 def test_a_bad_setting_fails_naming_the_filter_and_the_variable():
-    with pytest.raises(AnsibleFilterError, match=r"^vllm_serve_argv: vllm_service_port: expected an integer 1-65535"):
-        FILTERS["vllm_serve_argv"](dict(CT129_SETTINGS, port=0), ENTRY)
+    with pytest.raises(AnsibleFilterError, match=r"^vllm_unit_values: vllm_service_port: expected an integer 1-65535"):
+        serve_argv(dict(CT129_SETTINGS, port=0), ENTRY)
+
+
+def test_the_render_takes_the_drains_shutdown_timeout_for_the_command_line():
+    settings = dict(CT129_SETTINGS)
+    del settings["shutdown_timeout"]
+    render = FILTERS["vllm_unit_values"](
+        {"vllm_service_unit_name": "vllm-x", "vllm_service_hardening": "full"},
+        drain={"shutdown_timeout": 60, "supported": True},
+        hardening={"level": "full", "writable_paths": ["/root"]},
+        serve={"settings": settings, "entry_point": ENTRY})
+    assert render["unit_name"] == "vllm-x" and render["hardening"] == "full"
+    assert render["drain"]["kill_mode"] == "mixed"
+    assert render["serve"] == build_serve_argv(ENTRY, **dict(settings, shutdown_timeout=60))
+    assert "--shutdown-timeout" in render["serve"]["flags"]
+    assert ["ReadOnlyPaths", "-/home -/run/user"] in render["hardening_directives"]
+    unsupported = FILTERS["vllm_unit_values"]({}, drain={"shutdown_timeout": 60, "supported": None},
+                                              serve={"settings": settings, "entry_point": ENTRY})
+    assert unsupported["drain"]["kill_mode"] == "control-group"
+    assert "--shutdown-timeout" not in unsupported["serve"]["flags"]
+    assert set(FILTERS["vllm_unit_values"]({"vllm_service_unit_name": "vllm-x"})) == {"unit_name"}
 
 
 def test_vllm_speculative_config():
@@ -144,7 +168,7 @@ def test_unit_problems_as_the_role_calls_them_after_the_host_read():
 
 def test_serve_argv_without_gpu_memory_utilization():
     settings = dict(CT129_SETTINGS, gpu_memory_utilization=None)
-    assert "--gpu-memory-utilization" not in FILTERS["vllm_serve_argv"](settings, ENTRY)["flags"]
+    assert "--gpu-memory-utilization" not in serve_argv(settings, ENTRY)["flags"]
 
 
 def test_env_file_errors_name_the_filter_and_never_the_secret():
@@ -154,18 +178,20 @@ def test_env_file_errors_name_the_filter_and_never_the_secret():
 
 
 def test_hardening_as_the_role_calls_it():
-    got = FILTERS["vllm_hardening"]("full", LazyLike({}), ["/root", "/root/.cache/huggingface"],
-                                    LazyLike({"vllm_service_venv_dir": "/root/ml-env"}))
+    hardening = {"level": "full", "overrides": LazyLike({}), "writable_paths": ["/root", "/root/.cache/huggingface"],
+                 "read_paths": LazyLike({"vllm_service_venv_dir": "/root/ml-env"})}
+    got = FILTERS["vllm_unit_values"]({}, hardening=LazyLike(hardening))["hardening_directives"]
     assert ["ReadOnlyPaths", "-/home -/run/user"] in got
-    with pytest.raises(AnsibleFilterError, match="^vllm_hardening: vllm_service_hardening: expected one of"):
-        FILTERS["vllm_hardening"]("strict", {}, [])
+    with pytest.raises(AnsibleFilterError, match="^vllm_unit_values: vllm_service_hardening: expected one of"):
+        FILTERS["vllm_unit_values"]({}, hardening={"level": "strict", "overrides": {}, "writable_paths": []})
 
 
 def test_drain_as_the_role_calls_it():
-    assert FILTERS["vllm_drain"](60, True)["kill_mode"] == "mixed"
-    assert FILTERS["vllm_drain"](60)["kill_mode"] == "control-group"
-    with pytest.raises(AnsibleFilterError, match="^vllm_drain: vllm_service_shutdown_timeout"):
-        FILTERS["vllm_drain"](-1, True)
+    assert FILTERS["vllm_unit_values"]({}, drain={"shutdown_timeout": 60, "supported": True})["drain"][
+        "kill_mode"] == "mixed"
+    assert FILTERS["vllm_unit_values"]({}, drain={"shutdown_timeout": 60})["drain"]["kill_mode"] == "control-group"
+    with pytest.raises(AnsibleFilterError, match="^vllm_unit_values: vllm_service_shutdown_timeout"):
+        FILTERS["vllm_unit_values"]({}, drain={"shutdown_timeout": -1, "supported": True})
 
 
 def test_device_access_as_the_role_calls_it():

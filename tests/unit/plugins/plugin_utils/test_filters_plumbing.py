@@ -50,8 +50,8 @@ def test_plain_copies_lazy_containers():
 
 
 def test_each_filter_has_the_signature_of_its_function():
-    table = filters({"vllm_drain": to("_vllm.unit", "drain_settings", "VllmUnitError")})
-    assert list(inspect.signature(table["vllm_drain"]).parameters) == ["shutdown_timeout", "supported"]
+    table = filters({"drain": to("_vllm.unit", "drain_settings", "VllmUnitError")})
+    assert list(inspect.signature(table["drain"]).parameters) == ["shutdown_timeout", "supported"]
 
 
 def test_every_filter_file_maps_names_to_module_utils_functions_that_exist():
