@@ -17,7 +17,6 @@ class FilterModule(object):
         return filters({
             # serve.py
             "vllm_drafter_dir": to("_vllm.serve", "local_drafter_dir", "VllmServeError", plain=True),
-            "vllm_speculative_config": to("_vllm.serve", "settle_speculative_config", "VllmServeError", plain=True),
             "vllm_restart_result": to("_vllm.serve", "restart_result", "VllmServeError", plain=True),
             "vllm_rollback_plan": to("_vllm.serve", "rollback_plan", "VllmServeError", plain=True),
             "vllm_rollback_items": to("_vllm.serve", "rollback_items", "VllmServeError", plain=True),
@@ -25,12 +24,10 @@ class FilterModule(object):
             "vllm_unit_values": to("_vllm.unit", "render", "VllmUnitError", plain=True),
             "vllm_unit_problems": to("_vllm.unit", "unit_problems", "VllmUnitError", plain=True),
             "vllm_env_file": to("_vllm.unit", "env_file", "VllmUnitError", plain=True),
-            "vllm_device_access": to("_vllm.unit", "device_access", "VllmUnitError", plain=True),
             "systemd_exec": to("_vllm.unit", "systemd_exec", "VllmUnitError"),
             # The host read is large and a few of its keys are read: not copied into plain containers first.
-            "vllm_service_host_problems": to("_vllm.host_requirements", "host_problems", "HostRequirementsError"),
+            "vllm_service_host_check": to("_vllm.host_requirements", "host_check", "HostRequirementsError"),
             "vllm_service_plan": to("_vllm.service_plan", "plan", "VllmServicePlanError"),
-            "vllm_known_problems": to("_vllm.known_problems", "service_rows", "VllmVersionError", plain=True),
             "vllm_upgrade_plan": to("_stack.upgrade_plan", "playbook_plan", "UpgradePlanError", plain=True),
             "vllm_prometheus_target": to("_vllm.prometheus", "checked_target", "ValueError", plain=True),
         })

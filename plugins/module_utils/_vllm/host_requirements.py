@@ -10,17 +10,26 @@ task fails with the first thing missing (a no-change converge pays a forked work
 
 Public API (stdlib only):
 * host_problems(state, wanted) -> [message] or []
+* host_check(state, wanted) -> {problems, device_access, speculative_config, known_problems}: what preflight derives
+  from the read, in one call (the vllm_service_host_check filter)
 """
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from collections.abc import Mapping
 
+from ansible_collections.inference.gpu_host.plugins.module_utils._common.plain_data import plain
+from ansible_collections.inference.gpu_host.plugins.module_utils._vllm import known_problems as vllm_known
+from ansible_collections.inference.gpu_host.plugins.module_utils._vllm import serve as vllm_serve
 from ansible_collections.inference.gpu_host.plugins.module_utils._vllm import unit as vllm_unit
 
 # The keys of ``wanted``: the role's inputs these checks name, and where the run stands.
 WANTED = ("host", "check_mode", "venv_dir", "model", "drafter_model", "tensor_parallel_size", "user",
           "environments", "device_access")
+# host_check's: WANTED without device_access (derived from the read), with what the rest is derived from.
+CHECKED = tuple(k for k in WANTED if k != "device_access") + (
+    "supplementary_groups", "speculative_config", "drafter_result", "environment", "gpu_memory_utilization",
+    "max_model_len", "extra_args")
 
 
 class HostRequirementsError(ValueError):
@@ -95,3 +104,47 @@ def host_problems(state, wanted):
     except vllm_unit.VllmUnitError as exc:
         raise HostRequirementsError(str(exc))
     return []
+
+
+def host_check(state, wanted):
+    """What the vllm_service role's preflight derives from the host read ``state`` (the vllm_service_host_check
+    filter), in the order it asks:
+
+    * "device_access": unit.device_access of the account (``user``, ``supplementary_groups``) and the read's account,
+      group database and GPU device nodes;
+    * "problems": host_problems with that access;
+    * "speculative_config": serve.settle_speculative_config of ``speculative_config`` with the drafter's config.json
+      (None where there are problems: the run stops there);
+    * "known_problems": known_problems.for_service of the installed vLLM with a speculative config, else [].
+
+    ``wanted``: a mapping of CHECKED. A bad value is a HostRequirementsError naming it.
+    """
+    if not isinstance(state, Mapping) or not isinstance(wanted, Mapping) or sorted(wanted) != sorted(CHECKED):
+        raise HostRequirementsError("expected the host state and a mapping of %s, got %s"
+                                    % (", ".join(CHECKED), sorted(wanted) if isinstance(wanted, Mapping)
+                                       else type(wanted).__name__))
+    try:
+        access = vllm_unit.device_access(plain(wanted["user"]), plain(wanted["supplementary_groups"]),
+                                         plain(state.get("passwd")), plain(state.get("group_db")),
+                                         plain(state.get("devices")))
+    except vllm_unit.VllmUnitError as exc:
+        raise HostRequirementsError(str(exc))
+    problems = host_problems(state, dict([(k, wanted[k]) for k in WANTED if k in wanted], device_access=access))
+    out = {"problems": problems, "device_access": access, "speculative_config": None, "known_problems": []}
+    if problems:
+        return out
+    drafter = plain(state.get("drafter_config") or {})
+    vllm = plain(state.get("vllm"))
+    try:
+        out["speculative_config"] = vllm_serve.settle_speculative_config(plain(wanted["speculative_config"]), drafter)
+        if isinstance(vllm, dict) and vllm.get("installed") and out["speculative_config"]:
+            out["known_problems"] = vllm_known.for_service(
+                vllm, drafter_config=drafter, drafter_result=plain(wanted["drafter_result"]),
+                target_config=plain(state.get("target_config") or {}), environment=plain(wanted["environment"]),
+                tensor_parallel_size=plain(wanted["tensor_parallel_size"]),
+                gpu_memory_utilization=plain(wanted["gpu_memory_utilization"]),
+                max_model_len=plain(wanted["max_model_len"]), extra_args=plain(wanted["extra_args"]))
+    except (vllm_serve.VllmServeError, vllm_known.VllmVersionError) as exc:
+        raise HostRequirementsError(str(exc))
+    return out
+

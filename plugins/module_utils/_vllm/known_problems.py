@@ -554,7 +554,7 @@ def line(problem):
 
 def for_service(vllm, drafter_config=None, drafter_result=None, target_config=None, environment=None,
                 severities=("error", "warning"), **settings):
-    """The rows that apply to a served instance (vllm_service's preflight, the vllm_known_problems filter).
+    """The rows that apply to a served instance (vllm_service's preflight: the vllm_service_host_check filter).
 
     ``vllm``: the installed vLLM as describe_installed() tells it (nothing when not installed); ``environment``:
     vllm_service_environment (its VLLM_USE_V2_MODEL_RUNNER picks the runner); ``settings``: service_settings()'s
@@ -568,14 +568,6 @@ def for_service(vllm, drafter_config=None, drafter_result=None, target_config=No
                   chosen, runner_env=env.get(vv.V2_RUNNER_ENV))
     return [dict(row, line=line(row)) for row in rows if row["severity"] in severities]
 
-
-def service_rows(vllm, drafter_config=None, drafter_result=None, target_config=None, environment=None,
-                 tensor_parallel_size=None, gpu_memory_utilization=None, max_model_len=None, extra_args=None):
-    """for_service with the settings the vllm_known_problems filter takes."""
-    return for_service(vllm, drafter_config=drafter_config, drafter_result=drafter_result, target_config=target_config,
-                       environment=environment, tensor_parallel_size=tensor_parallel_size,
-                       gpu_memory_utilization=gpu_memory_utilization, max_model_len=max_model_len,
-                       extra_args=extra_args)
 
 
 # ---- the table docs/vllm-versions.md shows --------------------------------------------------------------------

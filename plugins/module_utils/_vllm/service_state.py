@@ -109,7 +109,7 @@ def group_db():
 
 
 def device_nodes(dev_dir="/dev", pattern="nvidia*"):
-    """What ``find paths=/dev patterns=nvidia* file_type=any`` lists, with the fields vllm_device_access reads."""
+    """What ``find paths=/dev patterns=nvidia* file_type=any`` lists, with the fields host_requirements.host_check reads."""
     try:
         names = sorted(os.listdir(dev_dir))
     except OSError:

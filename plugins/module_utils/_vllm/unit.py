@@ -34,7 +34,7 @@ __metaclass__ = type
 # * device_groups(user, wanted, group_db, devices) -> [group, ...] for SupplementaryGroups=
 # * inaccessible_devices(user, passwd_entry, groups, group_db, devices) -> [path, ...]
 # * env_file(...) -> {"lines", "secret"}; device_access(user, wanted, passwd_entry, group_db, devices) ->
-#   {"groups", "inaccessible"} (what the vllm_env_file and vllm_device_access filters return)
+#   {"groups", "inaccessible"} (what the vllm_env_file filter and vllm_service_host_check's device_access return)
 
 import posixpath
 import re

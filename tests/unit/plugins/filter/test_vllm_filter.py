@@ -97,12 +97,6 @@ def test_the_render_takes_the_drains_shutdown_timeout_for_the_command_line():
     assert set(FILTERS["vllm_unit_values"]({"vllm_service_unit_name": "vllm-x"})) == {"unit_name"}
 
 
-def test_vllm_speculative_config():
-    assert FILTERS["vllm_speculative_config"](LazyLike({"method": "dflash"}), {"block_size": 16}) == {
-        "method": "dflash", "num_speculative_tokens": 15}
-    assert FILTERS["vllm_speculative_config"]({}, {"block_size": 16}) == {}
-
-
 def test_vllm_restart_result_reads_like_a_task_result():
     assert FILTERS["vllm_restart_result"]("a1\n", "b2\n") == {
         "changed": True, "invocation_before": "a1", "invocation_after": "b2"}
@@ -194,19 +188,66 @@ def test_drain_as_the_role_calls_it():
         FILTERS["vllm_unit_values"]({}, drain={"shutdown_timeout": -1, "supported": True})
 
 
-def test_device_access_as_the_role_calls_it():
-    group_db = LazyLike({"video": ["x", "44", ""], "root": ["x", "0", ""]})
-    nodes = [LazyLike({"path": "/dev/nvidia0", "mode": "0660", "uid": 0, "gid": 44, "ischr": True})]
-    got = FILTERS["vllm_device_access"]("vllm", ["video", "render"], ["x", "999", "999", "", "/var/lib/vllm", "/bin/false"],
-                                        group_db, nodes)
-    assert got == {"groups": ["video"], "inaccessible": []}
-    assert FILTERS["vllm_device_access"]("root", ["video"], ["x", "0", "0"], group_db, nodes) == {
-        "groups": [], "inaccessible": []}
+# -------- vllm_service_host_check: what preflight derives from the host read, as the role calls it.
+GROUP_DB = {"video": ["x", "44", ""], "root": ["x", "0", ""]}
+NODES = [{"path": "/dev/nvidia0", "mode": "0660", "uid": 0, "gid": 44, "ischr": True}]
+HOST = {"vllm": {"installed": True, "version": "0.29.0", "distribution": "vllm"}, "jit_toolchain": {"problem": None},
+        "target_config": {"text_config": {"num_hidden_layers": 64}},
+        "drafter_config": {"architectures": ["DFlashDraftModel"], "block_size": 16,
+                           "dflash_config": {"target_layer_ids": [1, 16, 31, 46, 61]}},
+        "gpus": {"gpu_count": 2, "gpus": [{"name": "NVIDIA RTX A6000"}] * 2},
+        "passwd": ["x", "999", "999", "", "/var/lib/vllm", "/bin/false"], "group_db": GROUP_DB, "devices": NODES}
+REQUIREMENTS = {"host": "ct129", "check_mode": False, "venv_dir": "/opt/ml-env", "model": "/srv/models/qwen",
+                "drafter_model": "/srv/models/dflash", "tensor_parallel_size": 2, "user": "vllm",
+                "environments": {"vllm_service_environment": {}, "vllm_service_secret_environment": {}},
+                "supplementary_groups": ["video", "render"], "speculative_config": {"method": "dflash"},
+                "drafter_result": {}, "environment": {}, "gpu_memory_utilization": 0.9, "max_model_len": 32768,
+                "extra_args": ["--max-num-seqs", "32"]}
+
+
+def host_check(state_change=None, **change):
+    return FILTERS["vllm_service_host_check"](dict(HOST, **(state_change or {})), dict(REQUIREMENTS, **change))
+
+
+def test_the_host_check_derives_access_spec_and_known_problems():
+    got = host_check()
+    assert got["problems"] == [] and got["device_access"] == {"groups": ["video"], "inaccessible": []}
+    # num_speculative_tokens, when not set, is the drafter's block_size - 1.
+    assert got["speculative_config"] == {"method": "dflash", "num_speculative_tokens": 15}
+    (row,) = [r for r in got["known_problems"] if r["id"] == "dflash-cuda-graphs-illegal-address"]
+    assert row["applies"] == "yes" and row["line"].startswith("[dflash-cuda-graphs-illegal-address] error: ")
+    assert host_check(speculative_config={})["known_problems"] == []
+    assert host_check({"vllm": {"installed": False, "reason": "no venv"}}, check_mode=True)["known_problems"] == []
+
+
+def test_the_host_check_reads_lazy_containers():
+    got = FILTERS["vllm_service_host_check"](LazyLike(dict(HOST, group_db=LazyLike(GROUP_DB))),
+                                              LazyLike(dict(REQUIREMENTS, speculative_config=LazyLike({"method": "dflash"}))))
+    assert got["speculative_config"] == {"method": "dflash", "num_speculative_tokens": 15}
+
+
+def test_the_host_check_stops_at_a_problem_and_checks_the_access():
+    got = host_check({"target_config": None})
+    assert got["problems"] == ["vllm_service_model=/srv/models/qwen has no config.json on ct129."]
+    assert got["speculative_config"] is None and got["known_problems"] == []
+    assert host_check(user="root", supplementary_groups=["video"])["device_access"] == {"groups": [], "inaccessible": []}
     # Check mode on a blank host: the account does not exist yet, so nothing is checked.
-    assert FILTERS["vllm_device_access"]("vllm", ["video"], None, group_db, nodes) == {
-        "groups": ["video"], "inaccessible": []}
-    with pytest.raises(AnsibleFilterError, match="^vllm_device_access: vllm_service_user=vllm: not in the account"):
-        FILTERS["vllm_device_access"]("vllm", [], ["x"], group_db, nodes)
+    blank = host_check({"passwd": None}, check_mode=True, supplementary_groups=["video"])
+    assert blank["device_access"] == {"groups": ["video"], "inaccessible": []}
+    denied = host_check({"devices": [dict(NODES[0], mode="0600")]})
+    assert denied["device_access"]["inaccessible"] == ["/dev/nvidia0"] and "cannot open /dev/nvidia0" in denied[
+        "problems"][0]
+
+
+@pytest.mark.parametrize("state_change, change, message", [
+    ({"passwd": ["x"]}, {}, "^vllm_service_host_check: vllm_service_user=vllm: not in the account"),
+    ({}, {"extra_args": "--enforce-eager"}, "^vllm_service_host_check: extra_args: expected a list of strings"),
+    ({"drafter_config": {"block_size": 0}}, {}, "^vllm_service_host_check: the drafter's config.json: expected block_size"),
+    ({}, {"user": None, "surplus": 1}, "^vllm_service_host_check: expected the host state and a mapping of host, "),
+])
+def test_a_bad_value_names_the_filter(state_change, change, message):
+    with pytest.raises(AnsibleFilterError, match=message):
+        host_check(state_change, **change)
 
 
 # -------- systemd_exec: every printable value survives systemd's parsing; control characters are refused.
@@ -355,20 +396,6 @@ def test_property_control_characters_are_refused(head, control, tail):
     assert "U+%04X) at index %d" % (ord(first.group()), first.start()) in str(err.value)
 
 
-# -------- systemd_exec and vllm_known_problems.
+# -------- systemd_exec.
 def test_systemd_exec_quotes_what_systemd_would_expand():
     assert FILTERS["systemd_exec"](["vllm", '{"a": 1}', "50%", "$HOME"]) == '"vllm" "{\\"a\\": 1}" "50%%" "$$HOME"'
-
-
-# -------- vllm_known_problems: the rows that apply to a served instance, as vllm_service's preflight calls it.
-def test_vllm_known_problems_filter():
-    vllm = {"installed": True, "version": "0.29.0", "distribution": "vllm"}
-    rows = FILTERS["vllm_known_problems"](vllm, drafter_config={"architectures": ["DFlashDraftModel"]},
-                                          drafter_result={}, target_config={}, environment={},
-                                          tensor_parallel_size=2, gpu_memory_utilization=0.9, max_model_len=32768,
-                                          extra_args=["--max-num-seqs", "32"])
-    (row,) = [r for r in rows if r["id"] == "dflash-cuda-graphs-illegal-address"]
-    assert row["applies"] == "yes" and row["line"].startswith("[dflash-cuda-graphs-illegal-address] error: ")
-    assert FILTERS["vllm_known_problems"]({"installed": False, "reason": "no venv"}) == []
-    with pytest.raises(AnsibleFilterError, match="^vllm_known_problems: extra_args: expected a list of strings"):
-        FILTERS["vllm_known_problems"](vllm, extra_args="--enforce-eager")

@@ -25,7 +25,7 @@ def main(collections_path, role):
     from ansible.template import Templar, trust_as_template
 
     loader = DataLoader()
-    base = {"ansible_managed": "Ansible managed", "ansible_check_mode": False}
+    base = {"ansible_managed": "Ansible managed", "ansible_check_mode": False, "inventory_hostname": "gpu-1"}
     for name in ("defaults", "vars"):
         base.update(loader.load_from_file(os.path.join(role, name, "main.yml"), trusted_as_template=True))
     sources = {}

@@ -387,8 +387,9 @@ COLLECTIONS_PATH = os.path.abspath(os.path.join(os.path.dirname(vllm_unit.__file
 INJECTION = "infinity\nExecStartPre=/bin/sh -c 'id > /root/pwned'"
 
 # What vllm_service_host_state returns on a host with vLLM installed, a service account and one GPU
-# node anyone may open (so no SupplementaryGroups= line whatever the user is).
+# node anyone may open (so no SupplementaryGroups= line whatever the user is): one the role's host check passes.
 STATE = {
+    "gpus": {"gpu_count": 1, "gpus": [{"name": "NVIDIA RTX A6000"}]},
     "venv": {"real": "/opt/vllm-env.generations/g1"},
     "vllm": {"installed": True, "version": "0.32.0", "behaviour": {"shutdown_timeout": True}},
     "passwd": ["x", "999", "999", "", "/var/lib/vllm", "/bin/false"],
