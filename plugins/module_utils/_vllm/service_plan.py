@@ -86,8 +86,10 @@ def plan(state, wanted):
     """What a run must do, from the host's state (module) and the files the role renders.
 
     wanted: any of unit, env, record ({content, owner, group, mode}), env_dir ({owner, group,
-    mode}), enabled (vllm_service_enabled). Only the keys given are decided; the result names no
-    content (the environment file's secrets stay on the controller).
+    mode}), enabled (vllm_service_enabled), rollback ({enabled: vllm_service_rollback, and
+    serve.rollback_items' other arguments}: what a rollback of this run puts back, "rollback_items").
+    Only the keys given are decided; the result names no content (the environment file's secrets stay
+    on the controller).
     """
     if not isinstance(state, dict) or "files" not in state or "unit" not in state:
         raise VllmServicePlanError("vllm_service_plan: expected the result of "
@@ -107,4 +109,22 @@ def plan(state, wanted):
         out["start_needed"] = start_needed(state, wanted["enabled"], out["pending"])
     out["port_ok"], out["listener"] = port_check(state)
     out["rollback_copies"] = list(state.get("rollback_copies") or [])
+    if "rollback" in wanted:
+        out["rollback_items"] = rollback_items(out["pending"], wanted["rollback"])
     return out
+
+
+def rollback_items(pending, rollback):
+    """serve.rollback_items of a run whose unit or environment changes (``pending``) with rollback enabled, from the
+    plan's ``rollback`` mapping (enabled, unit_path, env_path, generation, files, serving_dir)."""
+    # Imported here: the record's plan (no rollback) stays as light as it was.
+    from ansible_collections.inference.gpu_host.plugins.module_utils._common.plain_data import plain
+    from ansible_collections.inference.gpu_host.plugins.module_utils._vllm import serve
+    if not isinstance(rollback, dict) or "enabled" not in rollback:
+        raise VllmServicePlanError("vllm_service_plan: rollback must be a mapping with enabled, got %.80r" % (rollback,))
+    items = plain(rollback)
+    enabled = items.pop("enabled")
+    try:
+        return serve.rollback_items(bool(pending) and enabled, **items)
+    except serve.VllmServeError as exc:
+        raise VllmServicePlanError("vllm_service_plan: %s" % exc)

@@ -132,6 +132,28 @@ def test_only_the_keys_given_are_decided(tmp_path):
     assert out["record_changed"] is False and "unit_changed" not in out and "start_needed" not in out
 
 
+def test_the_plan_says_what_a_rollback_puts_back(tmp_path):
+    rollback = {"enabled": True, "unit_path": "/etc/systemd/system/vllm-default.service",
+                "env_path": "/etc/vllm/default.env", "generation": {}, "files": ["/root/models/d/config.json"],
+                "serving_dir": ""}
+    settled = vllm_service_plan(_state(tmp_path), _wanted(rollback=rollback))
+    # The unit and environment go back only when this run changes them; the copies the drafter kept, always.
+    assert settled["pending"] is False
+    assert settled["rollback_items"]["link"] is None
+    assert settled["rollback_items"]["files"] == ["/root/models/d/config.json"]
+    changed = vllm_service_plan(_state(tmp_path), _wanted(unit_text=UNIT + "# new\n", rollback=rollback))
+    assert changed["pending"] and changed["rollback_items"]["files"] == [
+        "/root/models/d/config.json", rollback["unit_path"], rollback["env_path"]]
+    off = vllm_service_plan(_state(tmp_path), _wanted(unit_text=UNIT + "# new\n",
+                                                      rollback=dict(rollback, enabled=False)))
+    assert off["rollback_items"]["files"] == ["/root/models/d/config.json"]
+    assert "rollback_items" not in vllm_service_plan(_state(tmp_path), _wanted())
+    with pytest.raises(AnsibleFilterError, match=r"^vllm_service_plan: the rollback files\[0\]: expected an absolute path"):
+        vllm_service_plan(_state(tmp_path), _wanted(rollback=dict(rollback, files=["models/x"])))
+    with pytest.raises(AnsibleFilterError, match="^vllm_service_plan: rollback must be a mapping with enabled"):
+        vllm_service_plan(_state(tmp_path), _wanted(rollback={"unit_path": "/u"}))
+
+
 def test_bad_input_is_named(tmp_path):
     with pytest.raises(AnsibleFilterError, match="vllm_service_host_state"):
         vllm_service_plan({"packages": {}}, _wanted())
