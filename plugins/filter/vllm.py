@@ -18,7 +18,6 @@ class FilterModule(object):
             # serve.py
             "vllm_drafter_dir": to("_vllm.serve", "local_drafter_dir", "VllmServeError", plain=True),
             "vllm_restart_result": to("_vllm.serve", "restart_result", "VllmServeError", plain=True),
-            "vllm_rollback_plan": to("_vllm.serve", "rollback_plan", "VllmServeError", plain=True),
             # unit.py; the type is part of the systemd quoting check (no plain copy)
             "vllm_unit_values": to("_vllm.unit", "render", "VllmUnitError", plain=True),
             "vllm_unit_problems": to("_vllm.unit", "unit_problems", "VllmUnitError", plain=True),

@@ -16,7 +16,8 @@ __metaclass__ = type
 # * local_drafter_dir(speculative_config) -> the DFlash drafter's directory on the host, or ""
 # * probe_url(bind_host, port) -> "http://127.0.0.1:8000" (an IPv6 address in brackets)
 # * settle_speculative_config(configured, drafter_config) -> the dict passed as --speculative-config
-# * restart_result(invocation_before, invocation_after) -> {"changed": bool, ...}
+# * restart_result(invocation_before, invocation_after, rollback=None) -> {"changed": bool, ...}, with "rollback"
+#   (rollback_plan of that restart) where ``rollback`` {enabled, change_pending, previous_present} is given
 # * rollback_plan(enabled, restarted, change_pending, previous_present) -> {"roll_back": bool, "reason": str}
 # * rollback_items(unit_env_changed, unit_path, env_path, generation, files) -> what a rollback puts back
 
@@ -422,16 +423,24 @@ def _invocation(name, value):
     return value.strip()
 
 
-def restart_result(invocation_before, invocation_after):
+def restart_result(invocation_before, invocation_after, rollback=None):
     """Whether the unit (re)started between two reads of its InvocationID, as a result dict.
 
     systemd gives every start of a unit a new InvocationID, so this sees a restart by the
     handler and a start of a stopped unit alike, and never one from an earlier run. The
-    result has "changed" so that `is changed` reads it like a task's result.
+    result has "changed" so that `is changed` reads it like a task's result. With ``rollback``
+    ({enabled, change_pending, previous_present}), also "rollback": rollback_plan of this restart.
     """
     before = _invocation("invocation_before", invocation_before)
     after = _invocation("invocation_after", invocation_after)
-    return {"changed": bool(after) and after != before, "invocation_before": before, "invocation_after": after}
+    out = {"changed": bool(after) and after != before, "invocation_before": before, "invocation_after": after}
+    if rollback is not None:
+        if not isinstance(rollback, Mapping) or sorted(rollback) != ["change_pending", "enabled", "previous_present"]:
+            raise VllmServeError("rollback: expected a dict of enabled, change_pending, previous_present, got %s"
+                                 % _show(rollback))
+        out["rollback"] = rollback_plan(rollback["enabled"], out["changed"], rollback["change_pending"],
+                                        rollback["previous_present"])
+    return out
 
 
 def rollback_plan(enabled, restarted, change_pending, previous_present):

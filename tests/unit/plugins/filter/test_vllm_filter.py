@@ -103,16 +103,23 @@ def test_vllm_restart_result_reads_like_a_task_result():
     assert FILTERS["vllm_restart_result"]("a1", "a1")["changed"] is False
 
 
-def test_vllm_rollback_plan():
-    assert FILTERS["vllm_rollback_plan"](True, restarted=True, change_pending=True, previous_present=[True, True]) == {
-        "roll_back": True, "reason": ""}
-    plan = FILTERS["vllm_rollback_plan"](True, restarted=True, change_pending=True, previous_present=[False, False])
+def test_vllm_restart_result_says_whether_a_change_can_be_rolled_back():
+    rollback = {"enabled": True, "change_pending": True, "previous_present": [True, True]}
+    assert FILTERS["vllm_restart_result"]("a1", "b2", LazyLike(rollback))["rollback"] == {"roll_back": True, "reason": ""}
+    plan = FILTERS["vllm_restart_result"]("a1", "b2", dict(rollback, previous_present=[False, False]))["rollback"]
     assert plan["roll_back"] is False and "first installation" in plan["reason"]
+    # The restart is this comparison's: no new InvocationID, no restart, no rollback.
+    plan = FILTERS["vllm_restart_result"]("a1", "a1", rollback)["rollback"]
+    assert plan["roll_back"] is False and "did not restart" in plan["reason"]
+    assert "rollback" not in FILTERS["vllm_restart_result"]("a1", "b2")
 
 
-def test_vllm_rollback_plan_bad_input():
-    with pytest.raises(AnsibleFilterError, match="vllm_rollback_plan: vllm_service_rollback: expected true or false"):
-        FILTERS["vllm_rollback_plan"]("maybe", restarted=True, change_pending=True, previous_present=[True, True])
+def test_vllm_restart_result_bad_rollback_input():
+    rollback = {"enabled": "maybe", "change_pending": True, "previous_present": [True, True]}
+    with pytest.raises(AnsibleFilterError, match="^vllm_restart_result: vllm_service_rollback: expected true or false"):
+        FILTERS["vllm_restart_result"]("a1", "b2", rollback)
+    with pytest.raises(AnsibleFilterError, match="^vllm_restart_result: rollback: expected a dict of enabled"):
+        FILTERS["vllm_restart_result"]("a1", "b2", {"enabled": True})
 
 
 @pytest.mark.parametrize("name", sorted(FILTERS))
