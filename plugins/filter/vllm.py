@@ -16,12 +16,10 @@ class FilterModule(object):
     def filters(self):
         return filters({
             # serve.py
-            "vllm_drafter_dir": to("_vllm.serve", "local_drafter_dir", "VllmServeError", plain=True),
             "vllm_restart_result": to("_vllm.serve", "restart_result", "VllmServeError", plain=True),
             # unit.py; the type is part of the systemd quoting check (no plain copy)
             "vllm_unit_values": to("_vllm.unit", "render", "VllmUnitError", plain=True),
-            "vllm_unit_problems": to("_vllm.unit", "unit_problems", "VllmUnitError", plain=True),
-            "vllm_env_file": to("_vllm.unit", "env_file", "VllmUnitError", plain=True),
+            "vllm_unit_inputs": to("_vllm.unit", "unit_inputs", "VllmUnitError", plain=True),
             "systemd_exec": to("_vllm.unit", "systemd_exec", "VllmUnitError"),
             # The host read is large and a few of its keys are read: not copied into plain containers first.
             "vllm_service_host_check": to("_vllm.host_requirements", "host_check", "HostRequirementsError"),

@@ -296,7 +296,7 @@ def build_serve_argv(entry_point, model, served_model_name, host, port, tensor_p
     return {"flags": flags, "argv": entry_argv + model_part + flags}
 
 
-# The settings preflight checks before the host is read (unit.check_unit_values, filter vllm_unit_problems), by the
+# The settings preflight checks before the host is read (unit.check_unit_values, filter vllm_unit_inputs), by the
 # same rules build_serve_argv applies when it renders them: {setting: check(value)}, None passing where it does.
 _PREFLIGHT = {
     "tensor_parallel_size": lambda value: _unsigned("tensor_parallel_size", value, 1),

@@ -24,6 +24,7 @@ __metaclass__ = type
 # * check_unit_value(variable, value) -> None or the message (what scripts/validate_inventories.py asks)
 # * check_unit_values({variable: value}, vllm_version=None) -> [message, ...] for every vllm_service_* variable
 #   given; with the installed vLLM's version, also the environment entries that vLLM refuses at start
+# * unit_inputs(values, secrets, vllm_version) -> {problems, env_file, drafter_dir}: the vllm_unit_inputs filter
 # * exec_word(text) -> one double-quoted word of ExecStart=; systemd_quote(arg) / systemd_exec(argv): the same with
 #   the systemd_exec filter's checks (a string or number, no control character: _common/text.py's CONTROL)
 # * environment_lines(hf_home, environment, secret_environment, hf_token, api_key) -> ["NAME=value", ...]
@@ -34,7 +35,7 @@ __metaclass__ = type
 # * device_groups(user, wanted, group_db, devices) -> [group, ...] for SupplementaryGroups=
 # * inaccessible_devices(user, passwd_entry, groups, group_db, devices) -> [path, ...]
 # * env_file(...) -> {"lines", "secret"}; device_access(user, wanted, passwd_entry, group_db, devices) ->
-#   {"groups", "inaccessible"} (what the vllm_env_file filter and vllm_service_host_check's device_access return)
+#   {"groups", "inaccessible"} (vllm_unit_inputs' env_file and vllm_service_host_check's device_access)
 
 import posixpath
 import re
@@ -858,6 +859,23 @@ def check_unit_values(variables, skip_templates=False, vllm_version=None):
     return problems
 
 
-def unit_problems(values, vllm_version=None):
-    """check_unit_values of the role's rendered values (the vllm_unit_problems filter)."""
-    return check_unit_values(values, vllm_version=vllm_version)
+def unit_inputs(values, secrets=None, vllm_version=None):
+    """What the vllm_service role checks and derives before it reads the host (the vllm_unit_inputs filter):
+    "problems", check_unit_values(values, vllm_version=...); where there is none (else None both), "env_file",
+    env_file of the values' hf_home (None without one) and environment with ``secrets`` ({secret_environment,
+    hf_token, api_key}), and "drafter_dir", serve.local_drafter_dir of the values' speculative_config."""
+    out = {"problems": check_unit_values(values, vllm_version=vllm_version), "env_file": None, "drafter_dir": None}
+    if out["problems"]:
+        return out
+    if not isinstance(secrets or {}, Mapping):
+        raise VllmUnitError("the secrets: expected a mapping of secret_environment, hf_token, api_key, got a %s"
+                            % _type(secrets))
+    if PREFIX + "hf_home" in values:
+        out["env_file"] = env_file(values[PREFIX + "hf_home"], values.get(PREFIX + "environment"),
+                                   **dict(secrets or {}))
+    from ansible_collections.inference.gpu_host.plugins.module_utils._vllm import serve
+    try:
+        out["drafter_dir"] = serve.local_drafter_dir(values.get(PREFIX + "speculative_config"))
+    except serve.VllmServeError as exc:
+        raise VllmUnitError(str(exc))
+    return out

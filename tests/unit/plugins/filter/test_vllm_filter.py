@@ -136,35 +136,41 @@ def test_each_filter_is_documented(name):
     ({"method": "dflash", "model": "/root/models/d/"}, "/root/models/d"),
     ({"method": "dflash", "model": "z-lab/Qwen3-8B-DFlash-b16"}, ""),
     ({"method": "eagle3", "model": "/root/models/e"}, ""),
-    ({}, ""), (None, ""), ("", ""),
+    ({}, ""), (None, ""),
 ])
-def test_vllm_drafter_dir(spec, expected):
-    assert FILTERS["vllm_drafter_dir"](spec) == expected
+def test_vllm_unit_inputs_drafter_dir(spec, expected):
+    values = {"vllm_service_hf_home": "/h", "vllm_service_speculative_config": spec}
+    assert FILTERS["vllm_unit_inputs"](values)["drafter_dir"] == expected
 
 
-def test_vllm_drafter_dir_bad_input():
-    with pytest.raises(AnsibleFilterError, match="vllm_drafter_dir: speculative_config: expected a dict, got list"):
-        FILTERS["vllm_drafter_dir"](["dflash"])
+def test_vllm_unit_inputs_drafter_dir_bad_input():
+    # A speculative config that is not a dict is a problem; without one, no drafter directory is derived.
+    got = FILTERS["vllm_unit_inputs"]({"vllm_service_speculative_config": ["dflash"]})
+    assert got["problems"] and got["problems"][0].startswith("vllm_service_speculative_config: expected a dict")
+    assert got["env_file"] is None and got["drafter_dir"] is None
 
 
-# -------- The vllm_unit filters as the vllm_service role calls them (module_utils/_vllm/unit.py decides).
+# -------- vllm_unit_inputs as the vllm_service role calls it (module_utils/_vllm/unit.py decides).
 
 
 def test_env_file_gives_the_lines_and_whether_a_secret_is_there():
-    got = FILTERS["vllm_env_file"]("/root/.cache/huggingface", LazyLike({"CUDA_VISIBLE_DEVICES": "0,1"}),
-                                   LazyLike({"IGH_TOKEN": "a b"}), "", "sk-1")
+    values = {"vllm_service_hf_home": "/root/.cache/huggingface",
+              "vllm_service_environment": LazyLike({"CUDA_VISIBLE_DEVICES": "0,1"})}
+    secrets = LazyLike({"secret_environment": LazyLike({"IGH_TOKEN": "a b"}), "hf_token": "", "api_key": "sk-1"})
+    got = FILTERS["vllm_unit_inputs"](LazyLike(values), secrets)["env_file"]
     assert got == {"lines": ["HF_HOME=/root/.cache/huggingface", "PYTHONUNBUFFERED=1", "CUDA_VISIBLE_DEVICES=0,1",
                              "IGH_TOKEN='a b'", "VLLM_API_KEY=sk-1"], "secret": True}
-    assert FILTERS["vllm_env_file"]("/h", {}, {}, "", "")["secret"] is False
+    assert FILTERS["vllm_unit_inputs"]({"vllm_service_hf_home": "/h"})["env_file"]["secret"] is False
 
 
 def test_unit_problems_as_the_role_calls_them_after_the_host_read():
     env = {"vllm_service_environment": LazyLike({"VLLM_USE_V2_MODEL_RUNNER": "0"}),
            "vllm_service_secret_environment": LazyLike({})}
-    problems = FILTERS["vllm_unit_problems"](env, "0.34.0")
+    problems = FILTERS["vllm_unit_inputs"](env, None, "0.34.0")["problems"]
     assert len(problems) == 1
     assert problems[0].startswith("vllm_service_environment: VLLM_USE_V2_MODEL_RUNNER=0: vLLM 0.34.0 refuses it")
-    assert FILTERS["vllm_unit_problems"](env, "0.33.0") == [] and FILTERS["vllm_unit_problems"](env) == []
+    assert FILTERS["vllm_unit_inputs"](env, None, "0.33.0")["problems"] == []
+    assert FILTERS["vllm_unit_inputs"](env) == {"problems": [], "env_file": None, "drafter_dir": ""}
 
 
 def test_serve_argv_without_gpu_memory_utilization():
@@ -173,9 +179,12 @@ def test_serve_argv_without_gpu_memory_utilization():
 
 
 def test_env_file_errors_name_the_filter_and_never_the_secret():
-    with pytest.raises(AnsibleFilterError, match="^vllm_env_file: vllm_service_secret_environment.A_TOKEN") as info:
-        FILTERS["vllm_env_file"]("/h", {}, {"A_TOKEN": "hunter2-secret\n"})
+    values = {"vllm_service_hf_home": "/h", "vllm_service_environment": {}}
+    with pytest.raises(AnsibleFilterError, match="^vllm_unit_inputs: vllm_service_secret_environment.A_TOKEN") as info:
+        FILTERS["vllm_unit_inputs"](values, {"secret_environment": {"A_TOKEN": "hunter2-secret\n"}})
     assert "hunter2" not in str(info.value)
+    with pytest.raises(AnsibleFilterError, match="^vllm_unit_inputs: the secrets: expected a mapping"):
+        FILTERS["vllm_unit_inputs"](values, ["x"])
 
 
 def test_hardening_as_the_role_calls_it():
