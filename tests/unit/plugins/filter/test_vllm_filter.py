@@ -267,7 +267,8 @@ def test_a_bad_value_names_the_filter(state_change, change, message):
 
 
 # -------- systemd_exec: every printable value survives systemd's parsing; control characters are refused.
-quote, exec_line = systemd_quote, FILTERS["systemd_exec"]
+quote = systemd_quote
+exec_line = FILTERS["systemd_exec"]
 
 
 def previous_quote(arg):
