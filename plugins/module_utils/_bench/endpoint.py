@@ -81,4 +81,3 @@ def served_endpoint(source, env_file):
     except baseline.BaselineError as exc:
         raise EndpointError(str(exc))
     return out
-

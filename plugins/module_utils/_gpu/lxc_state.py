@@ -297,4 +297,3 @@ def node_devices(text, source, containers, check_mode):
     except facts.GpuFactsError as exc:
         raise LxcGpuStateError(str(exc))
     return {"names": names, "deferred": deferred_vmids(containers, names, check_mode)}
-

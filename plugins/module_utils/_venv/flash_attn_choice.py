@@ -160,4 +160,3 @@ def gpu_gate(gpus, flash_attn_major, wheel=""):
     except (gpu_facts.GpuFactsError, wheels.WheelNameError) as exc:
         raise FlashAttnChoiceError(str(exc))
     return dict(gate, cuda_archs=cuda_archs(gpus), wheel=tags)
-

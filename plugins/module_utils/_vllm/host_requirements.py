@@ -147,4 +147,3 @@ def host_check(state, wanted):
     except (vllm_serve.VllmServeError, vllm_known.VllmVersionError) as exc:
         raise HostRequirementsError(str(exc))
     return out
-

@@ -569,7 +569,6 @@ def for_service(vllm, drafter_config=None, drafter_result=None, target_config=No
     return [dict(row, line=line(row)) for row in rows if row["severity"] in severities]
 
 
-
 # ---- the table docs/vllm-versions.md shows --------------------------------------------------------------------
 _CONDITION_WORDS = {
     ("unchecked", True): "a series the table was not checked against",

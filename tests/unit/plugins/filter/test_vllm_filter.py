@@ -87,7 +87,9 @@ def test_the_render_takes_the_drains_shutdown_timeout_for_the_command_line():
         serve={"settings": settings, "entry_point": ENTRY})
     assert render["unit_name"] == "vllm-x" and render["hardening"] == "full"
     assert render["drain"]["kill_mode"] == "mixed"
-    assert render["serve"] == build_serve_argv(ENTRY, **dict(settings, shutdown_timeout=60))
+    drained = dict(settings)
+    drained["shutdown_timeout"] = 60
+    assert render["serve"] == build_serve_argv(ENTRY, **drained)
     assert "--shutdown-timeout" in render["serve"]["flags"]
     assert ["ReadOnlyPaths", "-/home -/run/user"] in render["hardening_directives"]
     unsupported = FILTERS["vllm_unit_values"]({}, drain={"shutdown_timeout": 60, "supported": None},
@@ -237,8 +239,8 @@ def test_the_host_check_derives_access_spec_and_known_problems():
 
 
 def test_the_host_check_reads_lazy_containers():
-    got = FILTERS["vllm_service_host_check"](LazyLike(dict(HOST, group_db=LazyLike(GROUP_DB))),
-                                              LazyLike(dict(REQUIREMENTS, speculative_config=LazyLike({"method": "dflash"}))))
+    requirements = dict(REQUIREMENTS, speculative_config=LazyLike({"method": "dflash"}))
+    got = FILTERS["vllm_service_host_check"](LazyLike(dict(HOST, group_db=LazyLike(GROUP_DB))), LazyLike(requirements))
     assert got["speculative_config"] == {"method": "dflash", "num_speculative_tokens": 15}
 
 

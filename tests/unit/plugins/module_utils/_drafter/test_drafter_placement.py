@@ -23,4 +23,3 @@ RECORD = dict(WANTED, installed={"size": 100, "mtime": 2.5})
 ])
 def test_place_reason(record, wanted, stat, reason):
     assert place_reason(record, wanted, stat) == reason
-
