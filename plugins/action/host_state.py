@@ -27,8 +27,9 @@ class ActionModule(ActionBase):
     _requires_connection = True
     # The read of a role's own module (base_host_state's action sets "base"); None for host_state itself.
     READ = None
-    # Whether that module takes a lock option (base_host_state: site.yml takes the lock in base's read).
-    LOCKS = True
+    # What that module's lock option may do (base_host_state: site.yml takes the lock in base's read;
+    # vllm_service_host_state: it releases it after the last read of a run with nothing to change); host_state: both.
+    LOCKS = ("acquired", "released")
 
     def run(self, tmp=None, task_vars=None):
         task_vars = task_vars or {}
@@ -40,12 +41,15 @@ class ActionModule(ActionBase):
             reads = {self.READ: options}
         else:
             _validation, args = self.validate_argument_spec(
-                argument_spec=dict(dict((name, dict(type="dict")) for name in READS), lock=dict(type="dict")),
+                argument_spec=dict(dict((name, dict(type="dict")) for name in READS), lock=dict(type="dict"),
+                                   texts=dict(type="list", elements="path")),
                 mutually_exclusive=[list(READS)])
             reads = dict((name, args[name]) for name in READS if args[name] is not None)
+            if args["texts"] is not None:
+                reads["texts"] = args["texts"]
             lock = args["lock"]
             if lock is None and not reads:
-                return dict(result, failed=True, msg="host_state: give lock or one of %s" % ", ".join(READS))
+                return dict(result, failed=True, msg="host_state: give lock, texts or one of %s" % ", ".join(READS))
         if lock is None:
             return self._flat(result, self._call(reads, task_vars))
         lock = self._lock_options(lock)
@@ -82,7 +86,7 @@ class ActionModule(ActionBase):
         """The lock's options checked as host_run_lock checks its own; a message naming the bad one otherwise."""
         spec = dict(LOCK_SPEC)
         if self.READ:
-            spec["state"] = dict(type="str", default="acquired", choices=["acquired"])
+            spec["state"] = dict(type="str", default=self.LOCKS[0], choices=list(self.LOCKS))
         checked = ArgumentSpecValidator(spec).validate(raw)
         if checked.error_messages:
             return "lock: %s" % "; ".join(checked.error_messages)

@@ -11,4 +11,4 @@ from ansible_collections.inference.gpu_host.plugins.action.host_state import Act
 
 class ActionModule(HostStateAction):
     READ = "vllm_service"
-    LOCKS = False
+    LOCKS = ("released",)

@@ -20,7 +20,8 @@ description:
     files; and which of O(rollback_paths) have a rollback copy C(<path>.prev).
   - The vllm_service role hands the result to the P(inference.gpu_host.vllm_service_plan#filter) filter, which names
     the work left, so that a run with nothing to change makes no other round trip but the readiness probe.
-  - Read-only. Bad options fail with a message naming the option.
+  - Read-only, apart from the host's run lock that O(lock) releases after the read. Bad options fail with a message
+    naming the option.
   - Every file is read only when it is a regular file (a FIFO or a device where a C(config.json) or the record
     should be is never opened for long, so it cannot block the read), at most 16 MiB and 64 levels of JSON; a
     C(config.json) that is not fails naming the file, a record that is not is a warning naming it.
@@ -112,8 +113,47 @@ options:
             slow) is C(ready=false) with reason C(not_ready) and the reason in C(msg), never a traceback.
         type: int
         default: 5
+  lock:
+    description:
+      - Release the host's run lock after the read, as M(inference.gpu_host.host_run_lock)
+        O(inference.gpu_host.host_run_lock#module:state=released) does (only a lock this run holds), in the same round
+        trip. C(playbooks/site.yml) ends the lock's hold so, with the last read of a run whose earlier roles changed
+        nothing. Not in check mode.
+      - RV(run_lock) says what was done.
+    type: dict
+    suboptions:
+      state:
+        description: Only V(released) here.
+        type: str
+        choices: [released]
+        default: released
+      path:
+        description: The lock record on the host; absolute.
+        type: path
+        default: /run/inference-gpu-host/run.lock
+      timeout:
+        description: Not used here.
+        type: int
+        default: 0
+      break_id:
+        description: Not used here.
+        type: str
+        default: ""
+      record:
+        description: Not used here.
+        type: dict
+      takeover:
+        description: Not used here.
+        type: str
+        default: ""
+      id:
+        description: Set by the action plugin (this run's id); do not set it.
+        type: str
+        default: ""
 notes:
   - C(ss) (iproute2) and C(systemctl) must be there, as for the tasks this replaces.
+  - Runs on the controller as an action plugin that runs the collection's M(inference.gpu_host.host_state) module on
+    the host (one module payload for every role's read and the lock).
 """
 
 EXAMPLES = r"""
@@ -134,6 +174,11 @@ EXAMPLES = r"""
 """
 
 RETURN = r"""
+run_lock:
+  description: With O(lock), what M(inference.gpu_host.host_run_lock) returns (C(id), C(released), C(holder)); in
+    check mode C(skipped) and C(msg).
+  type: dict
+  returned: when lock is given
 venv:
   description: path, exists, islink, and real (what the link resolves to; the path itself when it is no link).
   type: dict
@@ -214,12 +259,17 @@ probe:
 """
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.inference.gpu_host.plugins.module_utils._vllm.service_state import ARGUMENT_SPEC, module_result
+from ansible_collections.inference.gpu_host.plugins.module_utils._host.host_state import LOCK_OPTIONS, run
+from ansible_collections.inference.gpu_host.plugins.module_utils._vllm.service_state import ARGUMENT_SPEC
 
 
 def main():
-    module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
-    module.exit_json(**module_result(module))
+    module = AnsibleModule(argument_spec=dict(ARGUMENT_SPEC, lock=dict(type="dict", options=dict(
+        LOCK_OPTIONS, state=dict(type="str", default="released", choices=["released"])))), supports_check_mode=True)
+    params = dict(module.params)
+    lock = params.pop("lock")
+    out = run(module, {"vllm_service": params}, lock)
+    module.exit_json(**dict(out.pop("vllm_service", {}), **out))
 
 
 if __name__ == "__main__":

@@ -94,6 +94,9 @@ PLAYBOOK = """
     - name: lock in another read
       inference.gpu_host.drafter_host_state: {dest_dir: /srv/d, lock: {path: "%(path)s"}}
       ignore_errors: true
+    - name: a release in base's read
+      inference.gpu_host.base_host_state: %(release)s
+      ignore_errors: true
     - name: bad lock
       inference.gpu_host.base_host_state: %(bad)s
       ignore_errors: true
@@ -104,7 +107,8 @@ def test_action_plugins_in_a_real_run(tmp_path):
     path = str(tmp_path / "igh" / "run.lock")
     base = dict(base_args(tmp_path), lock={"path": path})
     (tmp_path / "play.yml").write_text(PLAYBOOK % {"path": path, "base": json.dumps(base),
-                                                   "bad": json.dumps(dict(base, lock={"path": path, "timeout": -1}))})
+                                                   "bad": json.dumps(dict(base, lock={"path": path, "timeout": -1})),
+                                                   "release": json.dumps(dict(base, lock={"path": path, "state": "released"}))})
     env = dict(os.environ, ANSIBLE_STDOUT_CALLBACK="ansible.builtin.json", ANSIBLE_COLLECTIONS_PATH=COLLECTIONS,
                ANSIBLE_PYTHON_INTERPRETER=sys.executable, ANSIBLE_LOCALHOST_WARNING="False")
     env.pop("ANSIBLE_CONFIG", None)
@@ -128,7 +132,33 @@ def test_action_plugins_in_a_real_run(tmp_path):
     assert results["lock in another read"]["failed"]
     assert "Unsupported parameters" in results["lock in another read"]["msg"]
     assert results["bad lock"]["failed"] and "expected seconds from 0 to 86400, got -1" in results["bad lock"]["msg"]
+    # base's read only takes the lock (vllm_service's only releases it).
+    assert results["a release in base's read"]["failed"] and "acquired" in results["a release in base's read"]["msg"]
     # One module payload for the reads and the lock: every module call ran host_state.
     assert "AnsiballZ_host_state.py" in proc.stdout + proc.stderr
     assert "AnsiballZ_base_host_state" not in proc.stdout + proc.stderr
     assert "AnsiballZ_host_run_lock" not in proc.stdout + proc.stderr
+
+
+def test_texts_read_small_files_in_their_order(tmp_path):
+    (tmp_path / "last.json").write_text('{"tok_s": 1}')
+    os.mkfifo(str(tmp_path / "fifo"))
+    paths = [str(tmp_path / "last.json"), str(tmp_path / "missing.json"), str(tmp_path / "fifo")]
+    out = run_module("host_state", tmp_path, {"texts": paths}, check=True, check_rc=True)
+    assert out["texts"] == ['{"tok_s": 1}', "", ""] and not out["changed"]
+
+
+def test_a_release_comes_after_the_read(tmp_path):
+    # vllm_service's read releases the lock of a run with nothing to change: the read is made under the lock.
+    path = str(tmp_path / "igh" / "run.lock")
+    rec = record()
+    acquire(path, rec)
+    out = run_module("host_state", tmp_path, {"lock": {"path": path, "state": "released", "id": rec["id"]},
+                                              "base": base_args(tmp_path)}, check_rc=True)
+    assert out["run_lock"]["released"] and out["base"]["packages"]["dpkg"] is True and not os.path.exists(path)
+    # A lock of another run is left alone, and the read is made all the same.
+    theirs = record(hostname="ctl-b")
+    acquire(path, theirs)
+    out = run_module("host_state", tmp_path, {"lock": {"path": path, "state": "released", "id": rec["id"]},
+                                              "base": base_args(tmp_path)}, check_rc=True)
+    assert not out["run_lock"]["released"] and "base" in out and read_lock(path) == theirs
