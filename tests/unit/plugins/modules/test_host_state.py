@@ -134,4 +134,3 @@ def test_texts_read_small_files_in_their_order(tmp_path):
     paths = [str(tmp_path / "last.json"), str(tmp_path / "missing.json"), str(tmp_path / "fifo")]
     out = run_module("host_state", tmp_path, {"texts": paths}, check=True, check_rc=True)
     assert out["texts"] == ['{"tok_s": 1}', "", ""] and not out["changed"]
-
