@@ -167,3 +167,14 @@ bench_mitogen_env() {
   # options: the local inventory's `-o StrictHostKeyChecking=no` needs this too.
   printf '%s\n' "ANSIBLE_STRATEGY_PLUGINS=$dir/plugins/strategy" ANSIBLE_STRATEGY=mitogen_linear ANSIBLE_HOST_KEY_CHECKING=False
 }
+
+# bench_baseline REF: the collection as of REF in $BENCH_WORK/baseline, linked the way the clone's .collections is
+# (its collections path: $BENCH_WORK/baseline/coll); sets BASELINE_DESC.
+bench_baseline() {
+  local tree="$BENCH_WORK/baseline/tree"
+  mkdir -p "$tree" "$BENCH_WORK/baseline/coll/ansible_collections/inference"
+  git -C "$BENCH_ROOT" archive "$1" | tar -x -C "$tree"
+  ln -s "$tree" "$BENCH_WORK/baseline/coll/ansible_collections/inference/gpu_host"
+  BASELINE_DESC="$1 = $(git -C "$BENCH_ROOT" rev-parse --short "$1")"
+  bench_log "baseline: the collection as of $BASELINE_DESC"
+}

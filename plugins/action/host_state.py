@@ -40,12 +40,15 @@ class ActionModule(ActionBase):
             reads = {self.READ: options}
         else:
             _validation, args = self.validate_argument_spec(
-                argument_spec=dict(dict((name, dict(type="dict")) for name in READS), lock=dict(type="dict")),
+                argument_spec=dict(dict((name, dict(type="dict")) for name in READS), lock=dict(type="dict"),
+                                   texts=dict(type="list", elements="path")),
                 mutually_exclusive=[list(READS)])
             reads = dict((name, args[name]) for name in READS if args[name] is not None)
+            if args["texts"] is not None:
+                reads["texts"] = args["texts"]
             lock = args["lock"]
             if lock is None and not reads:
-                return dict(result, failed=True, msg="host_state: give lock or one of %s" % ", ".join(READS))
+                return dict(result, failed=True, msg="host_state: give lock, texts or one of %s" % ", ".join(READS))
         if lock is None:
             return self._flat(result, self._call(reads, task_vars))
         lock = self._lock_options(lock)

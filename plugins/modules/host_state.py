@@ -46,6 +46,11 @@ options:
   vllm_service:
     description: The options of M(inference.gpu_host.vllm_service_host_state).
     type: dict
+  texts:
+    description:
+      - Absolute paths of small text files to read (the drift check's benchmark records), returned in RV(texts).
+    type: list
+    elements: path
   lock:
     description:
       - Take (O(lock.state=acquired)) or release (V(released)) the host's run lock first, as
@@ -111,6 +116,13 @@ run_lock:
       C(taken_over), C(waited)); in check mode C(skipped) and C(msg).
   returned: when lock is given
   type: dict
+texts:
+  description:
+    - With O(texts), the text of each file in their order, at most 1 MiB of it; an empty string for a file that is
+      missing, unreadable or not a regular file (a FIFO is never opened for long, so it cannot block the read).
+  returned: when texts is given
+  type: list
+  elements: str
 """
 
 from ansible.module_utils.basic import AnsibleModule
@@ -120,7 +132,8 @@ from ansible_collections.inference.gpu_host.plugins.module_utils._host.host_stat
 
 def main():
     module = AnsibleModule(
-        argument_spec=dict(dict((name, dict(type="dict")) for name in READS), lock=dict(type="dict", options=LOCK_OPTIONS)),
+        argument_spec=dict(dict((name, dict(type="dict")) for name in READS), lock=dict(type="dict", options=LOCK_OPTIONS),
+                           texts=dict(type="list", elements="path")),
         mutually_exclusive=[list(READS)],
         supports_check_mode=True,
     )

@@ -20,7 +20,6 @@ import re
 
 from ansible_collections.inference.gpu_host.plugins.module_utils._common.files import (
     owner_name, path_state, read_record, sha256_text)
-from ansible_collections.inference.gpu_host.plugins.module_utils._gpu.facts import read_gpu_facts
 
 RECORD_VERSION = 1
 # How the role installs each certificate (its copy task says the same).
@@ -134,6 +133,8 @@ def host_state(module):
     )
     result.update(account_state(params["user"], params["group"]))
     if params["gpus"]:
+        # Imported here: the base_plan filter imports this file on the controller, in each task's worker.
+        from ansible_collections.inference.gpu_host.plugins.module_utils._gpu.facts import read_gpu_facts
         result["gpu_info"] = read_gpu_facts(module)
     return result
 

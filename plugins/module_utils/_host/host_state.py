@@ -82,10 +82,11 @@ def _lock_step(module, lock):
         module.fail_json(msg=str(exc))
 
 
-def run(module, reads, lock):
-    """{changed: false, run_lock: <host_run_lock's result>, <read>: <its result>}: the lock first (a read asked
-    with a lock runs only once this run holds it), then each read (``reads``: {name: validated options}).
-    module.fail_json on a refused lock or a read that fails; a lock taken stays (the run's release removes it)."""
+def run(module, reads, lock, texts=None):
+    """{changed: false, run_lock: <host_run_lock's result>, <read>: <its result>, texts: ...}: the lock first (a read
+    asked with a lock runs only once this run holds it), then each read (``reads``: {name: validated options}) and the
+    ``texts`` files. module.fail_json on a refused lock or a read that fails; a lock taken stays (the run's release
+    removes it)."""
     result = {"changed": False}
     if lock:
         result["run_lock"] = _lock_step(module, lock)
@@ -94,11 +95,24 @@ def run(module, reads, lock):
             return result
     for name, options in reads.items():
         result[name] = _read(name)[1](_Part(module, options))
+    if texts is not None:
+        result["texts"] = read_texts(texts)
     return result
+
+
+# A record file is a few KiB; the bound keeps a runaway file from filling the result.
+MAX_TEXT = 1 << 20
+
+
+def read_texts(paths):
+    """[text, ...] of small text files (the drift check's benchmark records), in their order; "" for one that is
+    missing, unreadable or not a regular file (a FIFO is never opened for long, so it cannot block the read)."""
+    from ansible_collections.inference.gpu_host.plugins.module_utils._common.files import read_text
+    return [read_text(path, MAX_TEXT) for path in paths]
 
 
 def module_main(module):
     """The host_state module: its reads' options checked (before the lock is taken), then run()."""
     params = module.params
     reads = dict((name, read_options(module, name, params[name])) for name in READS if params.get(name) is not None)
-    return run(module, reads, params.get("lock"))
+    return run(module, reads, params.get("lock"), params.get("texts"))

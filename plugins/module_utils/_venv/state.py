@@ -18,13 +18,12 @@ import json
 import os
 
 from ansible_collections.inference.gpu_host.plugins.module_utils._common.files import path_state, read_record, read_text
-from ansible_collections.inference.gpu_host.plugins.module_utils._venv.flash_attn_guard import (
-    FlashAttnGuardError, inspect_venv)
 from ansible_collections.inference.gpu_host.plugins.module_utils._venv.generations import (
     COMPLETE_FILE, FAILED_FILE, STATE_SUBDIR, GenerationError, adopted_name, check_venv, generation_name, generations_dir,
     in_use_generations, plan, requirement_lines, scan)
-from ansible_collections.inference.gpu_host.plugins.module_utils._venv.lock import VenvLockError, compare
-from ansible_collections.inference.gpu_host.plugins.module_utils._vllm.installed import describe_installed
+# The venv's packages, flash_attn's owners and the installed vLLM are read on the host only (read_state imports
+# them): the python_env_plan filter, which imports this file in each task's worker on the controller, does not
+# compile them (BENCHMARKS.md, issue 37).
 
 # How the role makes its directories (venv.yml says the same).
 ROLE_DIR = {"owner": "root", "group": "root", "mode": "0755"}
@@ -153,6 +152,10 @@ def read_state(venv_dir, requirements, lock, python, python_version, keep, free_
         out["record_prev"] = os.path.lexists(record + ".prev")
     if not out["venv_python"] or not out["expected_same"]:
         return out
+    from ansible_collections.inference.gpu_host.plugins.module_utils._venv.flash_attn_guard import (
+        FlashAttnGuardError, inspect_venv)
+    from ansible_collections.inference.gpu_host.plugins.module_utils._venv.lock import VenvLockError, compare
+    from ansible_collections.inference.gpu_host.plugins.module_utils._vllm.installed import describe_installed
     try:
         found = compare(wanted_dir, os.path.join(state_dir, "expected.txt"), exact=True, keep=keep_packages)
         out["venv"] = {"in_sync": bool(found["in_sync"]),

@@ -44,3 +44,21 @@ def run_module(module, workdir, module_args, check=False, diff=False, env=None, 
     if check_rc:
         assert (proc.returncode != 0) == bool(result.get("failed")), proc.stderr
     return result
+
+
+def run_playbook(workdir, playbook, *options):
+    """Run ``playbook`` (its text) with ansible-playbook -c local against localhost in ``workdir``, the collection on
+    the collections path and the json callback; return (the parsed output, the process). It must exit 0."""
+    path = os.path.join(str(workdir), "play.yml")
+    with open(path, "w") as handle:
+        handle.write(playbook)
+    env = dict(os.environ, ANSIBLE_STDOUT_CALLBACK="ansible.builtin.json", ANSIBLE_COLLECTIONS_PATH=COLLECTIONS,
+               ANSIBLE_PYTHON_INTERPRETER=sys.executable, ANSIBLE_LOCALHOST_WARNING="False")
+    env.pop("ANSIBLE_CONFIG", None)
+    env.pop("ANSIBLE_CALLBACKS_ENABLED", None)
+    program = os.path.join(os.path.dirname(sys.executable), "ansible-playbook")
+    proc = subprocess.run([program] + list(options) + ["-c", "local", "-i", "localhost,", path], env=env,
+                          cwd=str(workdir), stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True,
+                          timeout=120, check=False)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    return json.loads(proc.stdout[proc.stdout.index("{"):]), proc

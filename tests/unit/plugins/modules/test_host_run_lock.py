@@ -13,12 +13,11 @@ import re
 import signal
 import socket
 import subprocess
-import sys
 import time
 
 import pytest
 
-from _module_runner import COLLECTIONS, run_module
+from _module_runner import run_module, run_playbook
 
 from ansible_collections.inference.gpu_host.plugins.action import host_run_lock as action
 from ansible_collections.inference.gpu_host.plugins.module_utils._host.run_lock import (
@@ -263,17 +262,8 @@ PLAYBOOK = """
 
 def test_action_refuses_bad_options_and_skips_in_check_mode(tmp_path):
     path = str(tmp_path / "igh" / "run.lock")
-    (tmp_path / "play.yml").write_text(PLAYBOOK % {"path": path})
-    env = dict(os.environ, ANSIBLE_STDOUT_CALLBACK="ansible.builtin.json", ANSIBLE_COLLECTIONS_PATH=COLLECTIONS,
-               ANSIBLE_PYTHON_INTERPRETER=sys.executable, ANSIBLE_LOCALHOST_WARNING="False")
-    env.pop("ANSIBLE_CONFIG", None)
-    env.pop("ANSIBLE_CALLBACKS_ENABLED", None)
-    program = os.path.join(os.path.dirname(sys.executable), "ansible-playbook")
-    proc = subprocess.run([program, "-c", "local", "-i", "localhost,", str(tmp_path / "play.yml")], env=env,
-                          cwd=str(tmp_path), stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True,
-                          timeout=120, check=False)
-    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
-    results = dict((t["task"]["name"], t["hosts"]["localhost"]) for t in json.loads(proc.stdout)["plays"][0]["tasks"])
+    out, _proc = run_playbook(tmp_path, PLAYBOOK % {"path": path})
+    results = dict((t["task"]["name"], t["hosts"]["localhost"]) for t in out["plays"][0]["tasks"])
     assert results["negative timeout"]["msg"] == "timeout (run_lock_timeout): expected seconds from 0 to 86400, got -1"
     assert results["huge timeout"]["failed"] and "got 86401" in results["huge timeout"]["msg"]
     assert results["odd break id"]["failed"] and "break_id (run_lock_break)" in results["odd break id"]["msg"]

@@ -9,10 +9,8 @@ from __future__ import absolute_import, division, print_function
 
 import json
 import os
-import subprocess
-import sys
 
-from _module_runner import COLLECTIONS, run_module
+from _module_runner import run_module, run_playbook
 
 from ansible_collections.inference.gpu_host.plugins.module_utils._host.run_lock import (
     acquire, controller_identity, make_record, read_lock)
@@ -94,6 +92,9 @@ PLAYBOOK = """
     - name: lock in another read
       inference.gpu_host.drafter_host_state: {dest_dir: /srv/d, lock: {path: "%(path)s"}}
       ignore_errors: true
+    - name: a release in base's read
+      inference.gpu_host.base_host_state: %(release)s
+      ignore_errors: true
     - name: bad lock
       inference.gpu_host.base_host_state: %(bad)s
       ignore_errors: true
@@ -103,19 +104,10 @@ PLAYBOOK = """
 def test_action_plugins_in_a_real_run(tmp_path):
     path = str(tmp_path / "igh" / "run.lock")
     base = dict(base_args(tmp_path), lock={"path": path})
-    (tmp_path / "play.yml").write_text(PLAYBOOK % {"path": path, "base": json.dumps(base),
-                                                   "bad": json.dumps(dict(base, lock={"path": path, "timeout": -1}))})
-    env = dict(os.environ, ANSIBLE_STDOUT_CALLBACK="ansible.builtin.json", ANSIBLE_COLLECTIONS_PATH=COLLECTIONS,
-               ANSIBLE_PYTHON_INTERPRETER=sys.executable, ANSIBLE_LOCALHOST_WARNING="False")
-    env.pop("ANSIBLE_CONFIG", None)
-    env.pop("ANSIBLE_CALLBACKS_ENABLED", None)
-    program = os.path.join(os.path.dirname(sys.executable), "ansible-playbook")
-    proc = subprocess.run([program, "-vvv", "-c", "local", "-i", "localhost,", str(tmp_path / "play.yml")], env=env,
-                          cwd=str(tmp_path), stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True,
-                          timeout=120, check=False)
-    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
-    results = dict((t["task"]["name"], t["hosts"]["localhost"])
-                   for t in json.loads(proc.stdout[proc.stdout.index("{"):])["plays"][0]["tasks"])
+    out, proc = run_playbook(tmp_path, PLAYBOOK % {
+        "path": path, "base": json.dumps(base), "bad": json.dumps(dict(base, lock={"path": path, "timeout": -1})),
+        "release": json.dumps(dict(base, lock={"path": path, "state": "released"}))}, "-vvv")
+    results = dict((t["task"]["name"], t["hosts"]["localhost"]) for t in out["plays"][0]["tasks"])
     read = results["read and lock"]
     # The read's keys at the top level, as base_host_state returns them, and the lock taken in the same call.
     assert read["packages"]["dpkg"] is True and read["run_lock"]["acquired"] and not read["changed"]
@@ -128,7 +120,17 @@ def test_action_plugins_in_a_real_run(tmp_path):
     assert results["lock in another read"]["failed"]
     assert "Unsupported parameters" in results["lock in another read"]["msg"]
     assert results["bad lock"]["failed"] and "expected seconds from 0 to 86400, got -1" in results["bad lock"]["msg"]
+    # base's read only takes the lock.
+    assert results["a release in base's read"]["failed"] and "acquired" in results["a release in base's read"]["msg"]
     # One module payload for the reads and the lock: every module call ran host_state.
     assert "AnsiballZ_host_state.py" in proc.stdout + proc.stderr
     assert "AnsiballZ_base_host_state" not in proc.stdout + proc.stderr
     assert "AnsiballZ_host_run_lock" not in proc.stdout + proc.stderr
+
+
+def test_texts_read_small_files_in_their_order(tmp_path):
+    (tmp_path / "last.json").write_text('{"tok_s": 1}')
+    os.mkfifo(str(tmp_path / "fifo"))
+    paths = [str(tmp_path / "last.json"), str(tmp_path / "missing.json"), str(tmp_path / "fifo")]
+    out = run_module("host_state", tmp_path, {"texts": paths}, check=True, check_rc=True)
+    assert out["texts"] == ['{"tok_s": 1}', "", ""] and not out["changed"]

@@ -389,7 +389,7 @@ def test_create_refuses_a_foreign_directory_and_marks_an_older_roles_half_build(
 def test_stale_prev_record_is_seen_by_the_state_read(tmp_path, serving):
     """Row: SIGKILL after the switch left inference_python_env.fact.prev that no later run removed.
 
-    The state read says it is there (record_prev); publish.yml removes it on a run that switches nothing.
+    The state read says it is there (record_prev); change.yml, included for it, removes it on a run that switches nothing.
     """
     from ansible_collections.inference.gpu_host.plugins.module_utils._venv.state import read_state
     base, gens, current = serving
