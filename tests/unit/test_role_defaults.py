@@ -35,3 +35,29 @@ def test_defaults_match_argument_specs(role):
 def test_every_role_has_argument_specs():
     roles = sorted(os.listdir(os.path.join(ROOT, "roles")))
     assert roles == ROLES, "roles without meta/argument_specs.yml: %s" % sorted(set(roles) - set(ROLES))
+
+
+def _dict_groups(role):
+    """(name, suboptions) of each dict option whose keys are documented one by one (a group of knobs)."""
+    options = _load(role, "meta", "argument_specs.yml")["argument_specs"]["main"]["options"]
+    return [(name, spec["options"]) for name, spec in sorted(options.items())
+            if spec.get("type") == "dict" and spec.get("options")]
+
+
+@pytest.mark.parametrize("role", ROLES)
+def test_dict_groups_have_one_home_for_their_defaults(role):
+    """A documented dict (drafter_config_overrides, vllm_service_systemd, ...) is {} in defaults/main.yml; the
+    role merges it over vars/main.yml's __<name>_defaults, whose values are the suboptions' documented defaults."""
+    groups = _dict_groups(role)
+    role_vars = _load(role, "vars", "main.yml") if groups else {}
+    defaults = _load(role, "defaults", "main.yml")
+    for name, suboptions in groups:
+        assert defaults[name] == {}, "%s: defaults/main.yml must be {} (the keys' defaults are in vars/main.yml)" % name
+        documented = dict((key, spec["default"]) for key, spec in suboptions.items() if "default" in spec)
+        if not documented:
+            continue
+        assert role_vars.get("__%s_defaults" % name) == documented, (
+            "%s: vars/main.yml's __%s_defaults must be the suboptions' defaults %r" % (name, name, documented))
+        merged = role_vars.get("__%s" % name, "")
+        assert "__%s_defaults" % name in merged and "combine(%s)" % name in merged, (
+            "%s: vars/main.yml's __%s must be __%s_defaults | combine(%s)" % (name, name, name, name))

@@ -37,11 +37,11 @@ def host_file(group, hosts):
 def report(tmp_path_factory):
     inv = str(tmp_path_factory.mktemp("inventories") / "team")
     write(os.path.join(inv, "hosts.yml"), host_file("inference_hosts", {
-        "h1": {"vllm_service_port": 8000, "vllm_service_api_key": "sk-first-secret-key", "drafter_block_size": 4,
+        "h1": {"vllm_service_port": 8000, "vllm_service_api_key": "sk-first-secret-key", "drafter_profile": "auto",
                "vllm_service_extra_args": ["--max-num-seqs", "8"]},
         "h2": {"vllm_service_port": 1}}))
     write(os.path.join(inv, "more.yml"), host_file("qwen_profile", {
-        "h1": {"vllm_service_port": 8001, "vllm_service_api_key": "sk-second-secret-key", "drafter_block_size": 4,
+        "h1": {"vllm_service_port": 8001, "vllm_service_api_key": "sk-second-secret-key", "drafter_profile": "auto",
                "vllm_service_extra_args": ["--max-num-seqs", "16", "--hf-token", "hf_notarealtokenvalue123"]},
         "h2": {"vllm_service_port": 2}}))
     write(os.path.join(inv, "host_vars", "h2.yml"), "vllm_service_port: 2\n")
@@ -61,7 +61,7 @@ def test_the_differing_variables_their_values_and_the_winner(report):
         '"********"]: Ansible takes more.yml\'s), '
         "vllm_service_port (hosts.yml 8000, more.yml 8001: Ansible takes more.yml's) " + EXPLAINED +
         "; define the host in one file"), message
-    # drafter_block_size is the same in both: merged, but not a difference.
+    # drafter_profile is the same in both: merged, but not a difference.
     assert [d["variable"] for d in findings["h1"]["details"]] == [
         "vllm_service_api_key", "vllm_service_extra_args", "vllm_service_port"]
     assert findings["h1"]["details"][2] == {"variable": "vllm_service_port", "winner": "more.yml",

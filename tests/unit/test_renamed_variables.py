@@ -1,0 +1,88 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, inference.gpu_host contributors
+# Apache License 2.0 (see LICENSE)
+"""Variables folded into documented dicts (0.3.0): each role's vars/main.yml ``__<role>_renamed`` maps an old name to
+its new place; the new place is documented, nothing in the repo sets the old name any more, and a run that still
+sets it stops in the role's first check, naming the new place (real ansible-playbook, check mode, before the role
+reads or touches the host).
+"""
+
+from __future__ import absolute_import, division, print_function
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+import yaml
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def _load(role, *parts):
+    path = os.path.join(ROOT, "roles", role, *parts)
+    if not os.path.isfile(path):
+        return {}
+    with open(path) as handle:
+        return yaml.safe_load(handle) or {}
+
+
+RENAMED = dict((role, _load(role, "vars", "main.yml").get("__%s_renamed" % role))
+               for role in sorted(os.listdir(os.path.join(ROOT, "roles"))))
+RENAMED = dict((role, table) for role, table in RENAMED.items() if table)
+
+
+def test_some_role_renamed_variables():
+    assert RENAMED
+
+
+@pytest.mark.parametrize("role", sorted(RENAMED))
+def test_new_names_are_documented(role):
+    options = _load(role, "meta", "argument_specs.yml")["argument_specs"]["main"]["options"]
+    for old, new in RENAMED[role].items():
+        assert old not in options, "%s is still an option of %s" % (old, role)
+        group, _dot, key = new.partition(".")
+        assert group in options, "%s -> %s: no option %s" % (old, new, group)
+        if key:
+            assert key in options[group].get("options", {}), "%s -> %s: %s has no key %s" % (old, new, group, key)
+
+
+@pytest.mark.parametrize("role", sorted(RENAMED))
+def test_old_names_are_gone_from_the_repo(role):
+    paths = ["roles", "inventories", "molecule", "playbooks", "tests", "docs", "scripts", "benchmarks", "README.md",
+             ":!roles/%s/vars/main.yml" % role, ":!tests/unit/test_renamed_variables.py"]
+    found = {}
+    for old in RENAMED[role]:
+        proc = subprocess.run(["git", "grep", "-l", "-w", old, "--"] + paths, cwd=ROOT, capture_output=True,
+                              text=True, check=False)
+        if proc.stdout.strip():
+            found[old] = proc.stdout.split()
+    assert not found, "old names still set or named: %s" % found
+
+
+# What each role needs to get past its argument validation to its first check.
+MINIMAL = {
+    "lxc_gpu": {"lxc_gpu_containers": [{"vmid": 129}]},
+}
+
+
+@pytest.mark.parametrize("role", sorted(RENAMED))
+def test_an_old_name_stops_the_run_naming_the_new_one(role, tmp_path):
+    old, new = sorted(RENAMED[role].items())[0]
+    playbook = tmp_path / "renamed.yml"
+    playbook.write_text(yaml.safe_dump([{
+        "name": "Run the role with a renamed variable", "hosts": "localhost", "gather_facts": False,
+        "tasks": [{"name": "The role", "ansible.builtin.include_role": {"name": "inference.gpu_host." + role}}],
+    }]))
+    extra = dict(MINIMAL.get(role, {}), **{old: 1})
+    env = dict(os.environ, ANSIBLE_FORCE_COLOR="0", ANSIBLE_NOCOLOR="1")
+    proc = subprocess.run(
+        [os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", "localhost,", "--check",
+         str(playbook), "-e", "ansible_connection=local", "-e", "ansible_python_interpreter=%s" % sys.executable,
+         "-e", json.dumps(extra)],
+        cwd=ROOT, capture_output=True, text=True, env=env, check=False)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0, out[-3000:]
+    assert "%s is now %s" % (old, new) in out, out[-3000:]
+    assert "changed=0" in out, out[-3000:]
