@@ -49,13 +49,16 @@ def run_role(tmp, *args, inventory="ct129 ansible_connection=local\n", **variabl
         "vllm_service_served_model_name": "tiny-qwen3",
         "vllm_service_port": 30000,
         "vllm_service_prometheus_host": "ct129",
-        "vllm_service_prometheus_file_sd_dir": os.path.join(tmp, "file_sd"),
-        "vllm_service_prometheus_rules_dir": os.path.join(tmp, "rules"),
-        "vllm_service_prometheus_promtool": PROMTOOL,
+        "vllm_service_prometheus.file_sd_dir": os.path.join(tmp, "file_sd"),
+        "vllm_service_prometheus.rules_dir": os.path.join(tmp, "rules"),
+        "vllm_service_prometheus.promtool": PROMTOOL,
         # No Prometheus server on this machine to reload.
-        "vllm_service_prometheus_service": "",
+        "vllm_service_prometheus.service": "",
     }
     base.update(variables)
+    # "vllm_service_prometheus.<key>" here is a key of the role's vllm_service_prometheus dict.
+    base["vllm_service_prometheus"] = dict((name.split(".", 1)[1], base.pop(name)) for name in sorted(base)
+                                           if name.startswith("vllm_service_prometheus."))
     with open(os.path.join(tmp, "vars.json"), "w") as fh:
         json.dump(base, fh)
     with open(os.path.join(tmp, "play.yml"), "w") as fh:
@@ -137,19 +140,19 @@ def test_check_mode_on_a_blank_monitoring_host_writes_nothing(tmp_path):
 
 # One run for many bad values: every check of the loop runs and names its own variable.
 @pytest.mark.parametrize("variables, messages", [
-    ({"vllm_service_prometheus_acceptance_min": 1.5, "vllm_service_prometheus_down_for": "10 minutes",
-      "vllm_service_prometheus_restart_count": 0, "vllm_service_prometheus_draft_rate_min": -1,
+    ({"vllm_service_prometheus.acceptance_min": 1.5, "vllm_service_prometheus.down_for": "10 minutes",
+      "vllm_service_prometheus.restart_count": 0, "vllm_service_prometheus.draft_rate_min": -1,
       "vllm_service_prometheus_labels": {"instance": "x", "env": 1}, "vllm_service_prometheus_host": "nowhere"},
-     ["vllm_service_prometheus_acceptance_min=1.5: expected a ratio of accepted to draft tokens between 0 and 1",
-      "vllm_service_prometheus_down_for=10 minutes: expected a Prometheus duration like 10m or 1h30m",
-      "vllm_service_prometheus_restart_count=0: expected an integer >= 1",
-      "vllm_service_prometheus_draft_rate_min=-1: expected draft tokens per second",
+     ["vllm_service_prometheus.acceptance_min=1.5: expected a ratio of accepted to draft tokens between 0 and 1",
+      "vllm_service_prometheus.down_for=10 minutes: expected a Prometheus duration like 10m or 1h30m",
+      "vllm_service_prometheus.restart_count=0: expected an integer >= 1",
+      "vllm_service_prometheus.draft_rate_min=-1: expected draft tokens per second",
       "vllm_service_prometheus_labels: env, instance: expected Prometheus label names",
       "vllm_service_prometheus_host=nowhere is not a host of the inventory"]),
-    ({"vllm_service_prometheus_acceptance_min": "ten percent", "vllm_service_prometheus_labels": {"env": 1}},
-     ["vllm_service_prometheus_acceptance_min=ten percent: expected a ratio", "vllm_service_prometheus_labels: env: expected"]),
-    ({"vllm_service_prometheus_promtool": "/nonexistent/promtool"},
-     ["vllm_service_prometheus_promtool=/nonexistent/promtool does not run on ct129"]),
+    ({"vllm_service_prometheus.acceptance_min": "ten percent", "vllm_service_prometheus_labels": {"env": 1}},
+     ["vllm_service_prometheus.acceptance_min=ten percent: expected a ratio", "vllm_service_prometheus_labels: env: expected"]),
+    ({"vllm_service_prometheus.promtool": "/nonexistent/promtool"},
+     ["vllm_service_prometheus.promtool=/nonexistent/promtool does not run on ct129"]),
 ])
 def test_bad_input_names_the_variable_and_writes_nothing(tmp_path, variables, messages):
     proc = run_role(str(tmp_path), **variables)

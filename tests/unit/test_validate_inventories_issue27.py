@@ -73,7 +73,7 @@ drafted_by: the team
 base_packages: "curl,git"
 vllm_service_environment: "A=1"
 vllm_service_supplementary_groups: 44
-vllm_service_limit_memlock: "infinity\\nExecStartPre=/bin/sh -c 'id > /root/pwned'"
+vllm_service_systemd: {limit_memlock: "infinity\\nExecStartPre=/bin/sh -c 'id > /root/pwned'"}
 vllm_service_group: "vllm\\rUser=root"
 vllm_service_extra_args: ["--max-num-seqs", "8\\u2028x"]
 vllm_service_hardening_overrides: {ExecStartPre: /bin/true}
@@ -87,7 +87,7 @@ vllm_service_hardening_overrides: {ExecStartPre: /bin/true}
 def test_exactly_these_findings(findings):
     assert set(findings) == {
         ("h1", "-"), ("h1", "vllm_servce_api_key"), ("h1", "base_packages"), ("h1", "vllm_service_environment"),
-        ("h1", "vllm_service_supplementary_groups"), ("h1", "vllm_service_limit_memlock"),
+        ("h1", "vllm_service_supplementary_groups"), ("h1", "vllm_service_systemd"),
         ("h1", "vllm_service_group"), ("h1", "vllm_service_extra_args"),
         ("h1", "vllm_service_hardening_overrides")}, json.dumps(findings, indent=2)
 
@@ -116,7 +116,7 @@ def test_a_string_or_number_where_a_list_or_mapping_is_expected(findings):
 
 
 def test_control_characters_bound_for_the_unit(findings):
-    for name, char, where in (("vllm_service_limit_memlock", "\\n", ""), ("vllm_service_group", "\\r", ""),
+    for name, char, where in (("vllm_service_systemd", "\\n", "limit_memlock: "), ("vllm_service_group", "\\r", ""),
                               ("vllm_service_extra_args", "\\u2028", "[1]: ")):
         finding = findings[("h1", name)]
         assert finding["kind"] == "unit_value"

@@ -101,20 +101,20 @@ def _errors(s):
     for name in ("file_sd_dir", "rules_dir"):
         value = s[name]
         if not isinstance(value, str) or not posixpath.isabs(value):
-            errors.append("vllm_service_prometheus_%s=%s must be an absolute path." % (name, value))
-    bad = ["vllm_service_prometheus_%s=%s" % (name, s[name]) for name in DURATIONS if not is_duration(s[name])]
+            errors.append("vllm_service_prometheus.%s=%s must be an absolute path." % (name, value))
+    bad = ["vllm_service_prometheus.%s=%s" % (name, s[name]) for name in DURATIONS if not is_duration(s[name])]
     if bad:
         errors.append("%s: expected a Prometheus duration like 10m or 1h30m." % ", ".join(bad))
     count = s["restart_count"]
     if isinstance(count, bool) or not re.match(r"^\d+$", str(count).strip()) or int(str(count).strip()) < 1:
-        errors.append("vllm_service_prometheus_restart_count=%s: expected an integer >= 1 (restarts within the window)."
+        errors.append("vllm_service_prometheus.restart_count=%s: expected an integer >= 1 (restarts within the window)."
                       % count)
     ratio = _number(s["acceptance_min"])
     if ratio is None or not 0 < ratio < 1:
-        errors.append("vllm_service_prometheus_acceptance_min=%s: expected a ratio of accepted to draft tokens between "
+        errors.append("vllm_service_prometheus.acceptance_min=%s: expected a ratio of accepted to draft tokens between "
                       "0 and 1, e.g. 0.1." % s["acceptance_min"])
     if _number(s["draft_rate_min"]) is None:
-        errors.append("vllm_service_prometheus_draft_rate_min=%s: expected draft tokens per second >= 0."
+        errors.append("vllm_service_prometheus.draft_rate_min=%s: expected draft tokens per second >= 0."
                       % s["draft_rate_min"])
     labels = s["labels"]
     if not isinstance(labels, dict):

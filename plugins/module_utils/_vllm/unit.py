@@ -592,13 +592,13 @@ UNIT_SETTINGS = {
     PREFIX + "group": _matching(_ACCOUNT, "a group name (letters, digits, _ . -) or a numeric gid", 256),
     PREFIX + "served_model_name": _model_name,
     PREFIX + "port": _port,
-    PREFIX + "limit_nofile": _matching(_NOFILE, "LimitNOFILE=: an integer, infinity, or soft:hard of those"),
-    PREFIX + "limit_memlock": _matching(_MEMLOCK, "LimitMEMLOCK=: infinity, or bytes with an optional K, M, G, T, P or "
+    PREFIX + "systemd.limit_nofile": _matching(_NOFILE, "LimitNOFILE=: an integer, infinity, or soft:hard of those"),
+    PREFIX + "systemd.limit_memlock": _matching(_MEMLOCK, "LimitMEMLOCK=: infinity, or bytes with an optional K, M, G, T, P or "
                                                   "E suffix (65536, 64K, 8G), or soft:hard of those"),
-    PREFIX + "timeout_start_sec": _integer(0, what=" (seconds)"),
-    PREFIX + "restart_sec": _integer(0, what=" (seconds)"),
-    PREFIX + "start_limit_burst": _integer(0),
-    PREFIX + "start_limit_interval_sec": _integer(0, what=" (seconds)"),
+    PREFIX + "systemd.timeout_start_sec": _integer(0, what=" (seconds)"),
+    PREFIX + "systemd.restart_sec": _integer(0, what=" (seconds)"),
+    PREFIX + "systemd.start_limit_burst": _integer(0),
+    PREFIX + "systemd.start_limit_interval_sec": _integer(0, what=" (seconds)"),
     PREFIX + "hardening": _hardening_level,
     PREFIX + "hf_home": _abs_path,
     PREFIX + "venv_dir": _abs_path,
@@ -607,6 +607,10 @@ UNIT_SETTINGS = {
     # The role's own path, from vllm_service_instance (vars/main.yml): checked where it is rendered.
     "__" + PREFIX + "env_path": _abs_path,
 }
+
+
+# The role's documented dicts whose keys are checked here one by one, as "<dict>.<key>".
+DICT_GROUPS = (PREFIX + "systemd",)
 
 
 def _description_text(text):
@@ -629,7 +633,8 @@ def unit_values(values):
         check = UNIT_SETTINGS.get(variable)
         if check is None:
             raise VllmUnitError("the unit's settings: %r is not one of %s" % (variable, ", ".join(sorted(UNIT_SETTINGS))))
-        out[variable.lstrip("_")[len(PREFIX):]] = check(variable, values[variable])
+        # A documented dict's key (vllm_service_systemd.limit_nofile) renders as its key (limit_nofile).
+        out[variable.lstrip("_")[len(PREFIX):].rpartition(".")[2]] = check(variable, values[variable])
     if "served_model_name" in out and "port" in out:
         out["description"] = "vLLM %s on port %s" % (_description_text(out["served_model_name"]), out["port"])
     return out
@@ -773,6 +778,10 @@ def check_unit_value(variable, value):
     belong to, stay with the role). A variable that reaches neither file gives None. The message names
     the variable and never shows a secret.
     """
+    if variable in DICT_GROUPS and isinstance(value, Mapping):
+        # Each key of a documented dict by its own check (argument validation refuses an unknown key).
+        found = [check_unit_value("%s.%s" % (variable, key), value[key]) for key in sorted(value, key=str)]
+        return next((problem for problem in found if problem), None)
     check = UNIT_SETTINGS.get(variable) or _OTHER_SETTINGS.get(variable)
     if check is None:
         return None

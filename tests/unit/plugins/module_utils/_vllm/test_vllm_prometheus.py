@@ -56,10 +56,10 @@ def test_every_bad_variable_is_named_at_once():
     errors = plan(monitoring_host="nowhere", file_sd_dir="rel/dir", down_for="10 minutes", acceptance_for="0s",
                   restart_count=0, acceptance_min="1", draft_rate_min=-1, labels={"job": "x", "_a": "b", "env": 1})["errors"]
     text = " ".join(errors)
-    for name in ("vllm_service_prometheus_host=nowhere", "vllm_service_prometheus_file_sd_dir=rel/dir",
-                 "vllm_service_prometheus_down_for=10 minutes", "vllm_service_prometheus_acceptance_for=0s",
-                 "vllm_service_prometheus_restart_count=0", "vllm_service_prometheus_acceptance_min=1",
-                 "vllm_service_prometheus_draft_rate_min=-1", "vllm_service_prometheus_labels: _a, env, job"):
+    for name in ("vllm_service_prometheus_host=nowhere", "vllm_service_prometheus.file_sd_dir=rel/dir",
+                 "vllm_service_prometheus.down_for=10 minutes", "vllm_service_prometheus.acceptance_for=0s",
+                 "vllm_service_prometheus.restart_count=0", "vllm_service_prometheus.acceptance_min=1",
+                 "vllm_service_prometheus.draft_rate_min=-1", "vllm_service_prometheus_labels: _a, env, job"):
         assert name in text, text
     assert len(errors) == 7  # the durations share one message
 

@@ -416,6 +416,10 @@ class Renderer(object):
     def render(self, name="vllm.service.j2", **variables):
         values = {"__vllm_service_state": STATE}
         values.update(variables)
+        # "vllm_service_systemd.limit_memlock" is the key limit_memlock of the dict vllm_service_systemd.
+        for dotted in [variable for variable in sorted(values) if "." in variable]:
+            group, key = dotted.split(".", 1)
+            values.setdefault(group, {})[key] = values.pop(dotted)
         self.proc.stdin.write(json.dumps({"template": name, "vars": values}) + "\n")
         self.proc.stdin.flush()
         reply = json.loads(self.proc.stdout.readline())
@@ -469,19 +473,19 @@ def test_defaults_render_as_before(renderer):
 
 
 @pytest.mark.parametrize("variable, value", [
-    ("vllm_service_limit_memlock", INJECTION),            # the issue's row: it ran as root on restart
-    ("vllm_service_limit_memlock", "infinity\r"),
-    ("vllm_service_limit_memlock", "infinity\n"),          # a YAML "|" block's trailing newline
+    ("vllm_service_systemd.limit_memlock", INJECTION),            # the issue's row: it ran as root on restart
+    ("vllm_service_systemd.limit_memlock", "infinity\r"),
+    ("vllm_service_systemd.limit_memlock", "infinity\n"),          # a YAML "|" block's trailing newline
     ("vllm_service_group", "vllm\nExecStartPre=/bin/sh -c 'id > /root/pwned'"),
     ("vllm_service_user", "vllm\nExecStartPre=/bin/true"),
     ("vllm_service_unit_name", "vllm-x\nExecStartPre=/bin/true"),
     ("vllm_service_instance", "default\n"),
     ("vllm_service_served_model_name", "m\nExecStartPre=/bin/true"),
-    ("vllm_service_limit_nofile", "1048576\nExecStartPre=/bin/true"),
-    ("vllm_service_timeout_start_sec", "1800\nExecStartPre=/bin/true"),
-    ("vllm_service_restart_sec", "10\u2028x"),
-    ("vllm_service_start_limit_burst", "3\x00"),
-    ("vllm_service_start_limit_interval_sec", "900\x85"),
+    ("vllm_service_systemd.limit_nofile", "1048576\nExecStartPre=/bin/true"),
+    ("vllm_service_systemd.timeout_start_sec", "1800\nExecStartPre=/bin/true"),
+    ("vllm_service_systemd.restart_sec", "10\u2028x"),
+    ("vllm_service_systemd.start_limit_burst", "3\x00"),
+    ("vllm_service_systemd.start_limit_interval_sec", "900\x85"),
 ])
 def test_a_control_character_is_refused_naming_the_variable(renderer, variable, value):
     with pytest.raises(TemplateFailed) as info:
@@ -494,8 +498,8 @@ def test_a_control_character_is_refused_naming_the_variable(renderer, variable, 
 
 
 @pytest.mark.parametrize("variable, value, expected", [
-    ("vllm_service_limit_memlock", "infinity; ExecStartPre=/bin/true", "LimitMEMLOCK=: infinity, or bytes"),
-    ("vllm_service_limit_memlock", "lots", "LimitMEMLOCK=: infinity, or bytes"),
+    ("vllm_service_systemd.limit_memlock", "infinity; ExecStartPre=/bin/true", "LimitMEMLOCK=: infinity, or bytes"),
+    ("vllm_service_systemd.limit_memlock", "lots", "LimitMEMLOCK=: infinity, or bytes"),
     ("vllm_service_group", "vllm ExecStartPre=/bin/true", "a group name"),
     ("vllm_service_group", "%n", "a group name"),
     ("vllm_service_user", "", "a user name"),
@@ -505,10 +509,10 @@ def test_a_control_character_is_refused_naming_the_variable(renderer, variable, 
     ("vllm_service_instance", "..", "a directory"),
     ("vllm_service_instance", "a/b", "letters, digits"),
     ("vllm_service_served_model_name", "model\\", "ends with a backslash"),
-    ("vllm_service_timeout_start_sec", -1, "an integer >= 0"),
-    ("vllm_service_limit_nofile", "1e6", "LimitNOFILE=: an integer"),
+    ("vllm_service_systemd.timeout_start_sec", -1, "an integer >= 0"),
+    ("vllm_service_systemd.limit_nofile", "1e6", "LimitNOFILE=: an integer"),
     ("vllm_service_port", 0, "an integer 1-65535"),
-    ("vllm_service_restart_sec", True, "an integer >= 0"),
+    ("vllm_service_systemd.restart_sec", True, "an integer >= 0"),
     ("vllm_service_user", ["root"], "a user name"),
 ])
 def test_a_value_outside_its_form_is_refused(renderer, variable, value, expected):
@@ -518,10 +522,10 @@ def test_a_value_outside_its_form_is_refused(renderer, variable, value, expected
 
 
 @pytest.mark.parametrize("variable, value, line", [
-    ("vllm_service_limit_memlock", "64K", "LimitMEMLOCK=64K"),
-    ("vllm_service_limit_memlock", "8G:infinity", "LimitMEMLOCK=8G:infinity"),
-    ("vllm_service_limit_memlock", 65536, "LimitMEMLOCK=65536"),
-    ("vllm_service_limit_nofile", "infinity", "LimitNOFILE=infinity"),
+    ("vllm_service_systemd.limit_memlock", "64K", "LimitMEMLOCK=64K"),
+    ("vllm_service_systemd.limit_memlock", "8G:infinity", "LimitMEMLOCK=8G:infinity"),
+    ("vllm_service_systemd.limit_memlock", 65536, "LimitMEMLOCK=65536"),
+    ("vllm_service_systemd.limit_nofile", "infinity", "LimitNOFILE=infinity"),
     ("vllm_service_user", "root", "User=root"),
     ("vllm_service_group", 0, "Group=0"),
     ("vllm_service_unit_name", "vllm-qwen36-27b", "SyslogIdentifier=vllm-qwen36-27b"),
@@ -587,7 +591,7 @@ def test_a_host_group_that_is_not_a_name_is_refused():
 
 def test_unit_values_api():
     got = unit_values({"vllm_service_served_model_name": "a%b", "vllm_service_port": "08000",
-                       "vllm_service_limit_memlock": "infinity", "__vllm_service_env_path": "/etc/vllm/x.env"})
+                       "vllm_service_systemd.limit_memlock": "infinity", "__vllm_service_env_path": "/etc/vllm/x.env"})
     assert got == {"served_model_name": "a%b", "port": "8000", "limit_memlock": "infinity", "env_path": "/etc/vllm/x.env",
                    "description": "vLLM a%%b on port 8000"}
     with pytest.raises(VllmUnitError, match="'vllm_service_nope' is not one of"):
@@ -597,13 +601,13 @@ def test_unit_values_api():
 
 
 def test_check_unit_values_for_the_inventory_checker():
-    variables = {"vllm_service_limit_memlock": INJECTION, "vllm_service_group": "vllm\nX=1",
+    variables = {"vllm_service_systemd.limit_memlock": INJECTION, "vllm_service_group": "vllm\nX=1",
                  "vllm_service_unit_name": "{{ 'vllm-' ~ vllm_service_instance }}",
                  "vllm_service_extra_args": ["--hf-tok=T0KEN"], "vllm_service_api_key": "a b",
                  "vllm_service_port": 8000, "other_role_variable": "x\ny"}
     problems = check_unit_values(variables, skip_templates=True)
     assert [p.split(":", 1)[0] for p in problems] == [
-        "vllm_service_api_key", "vllm_service_extra_args[0]", "vllm_service_group", "vllm_service_limit_memlock"]
+        "vllm_service_api_key", "vllm_service_extra_args[0]", "vllm_service_group", "vllm_service_systemd.limit_memlock"]
     assert not any("T0KEN" in p or "a b" in p for p in problems)
     # Without skip_templates (a rendered value), a template's text is judged as it is.
     assert any(p.startswith("vllm_service_unit_name") for p in check_unit_values(variables))
@@ -698,7 +702,7 @@ ROLE_PLAY = """
         name: inference.gpu_host.vllm_service
 """
 HOSTILE_HOSTS = {
-    "memlock": {"vllm_service_limit_memlock": INJECTION},
+    "memlock": {"vllm_service_systemd": {"limit_memlock": INJECTION}},
     "group": {"vllm_service_group": "vllm\nExecStartPre=/bin/sh -c 'id > /root/pwned'"},
     "unitname": {"vllm_service_unit_name": "vllm-x\nExecStartPre=/bin/true"},
     "apike": {"vllm_service_extra_args": ["--api-ke", "KEY-27-abbreviated"]},
@@ -731,7 +735,7 @@ def test_the_role_refuses_them_before_it_reads_the_host(tmp_path):
     assert len(ran) == 3 and ran[-1].endswith(" : Check the values the unit is rendered from"), ran
     assert "KEY-27" not in proc.stdout + proc.stderr
     results = tasks[-1]["hosts"]
-    expected = {"memlock": "vllm_service_limit_memlock: ", "group": "vllm_service_group: ",
+    expected = {"memlock": "vllm_service_systemd.limit_memlock: ", "group": "vllm_service_group: ",
                 "unitname": "vllm_service_unit_name: ", "apike": "vllm_service_extra_args[0]: '--api-ke' is read by",
                 "hftok": "vllm_service_extra_args[0]: '--hf-tok' is read by"}
     for host, start in expected.items():
