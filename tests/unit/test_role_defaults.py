@@ -61,3 +61,12 @@ def test_dict_groups_have_one_home_for_their_defaults(role):
         merged = role_vars.get("__%s" % name, "")
         assert "__%s_defaults" % name in merged and "combine(%s)" % name in merged, (
             "%s: vars/main.yml's __%s must be __%s_defaults | combine(%s)" % (name, name, name, name))
+
+
+def test_at_most_200_role_variables():
+    """Issue 38: what only passes a value through is a key of a documented dict, not a variable of its own."""
+    names = set()
+    for role in ROLES:
+        for spec in _load(role, "meta", "argument_specs.yml")["argument_specs"].values():
+            names.update(spec.get("options", {}))
+    assert len(names) <= 200, "%d role variables" % len(names)
