@@ -21,6 +21,7 @@ def _load(*parts):
 
 DEFAULTS = _load("defaults", "main.yml")
 SPEC = _load("meta", "argument_specs.yml")["argument_specs"]["main"]["options"]
+ROLE_VARS = _load("vars", "main.yml")
 
 
 def test_every_default_is_documented_and_every_option_has_a_default():
@@ -48,7 +49,8 @@ def test_container_options_have_no_defaults_that_would_be_ignored():
 
 
 def _render_unit(**overrides):
-    values = dict(DEFAULTS, ansible_managed="Ansible managed")
+    # The template reads the paths merged over their defaults (vars/main.yml's __lxc_gpu_paths), as the role does.
+    values = dict(DEFAULTS, ansible_managed="Ansible managed", __lxc_gpu_paths=ROLE_VARS["__lxc_gpu_paths_defaults"])
     values.update(overrides)
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(os.path.join(ROLE, "templates")), keep_trailing_newline=True)
     env.filters["comment"] = lambda text: "#\n# %s\n#" % text

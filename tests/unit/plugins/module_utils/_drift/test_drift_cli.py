@@ -40,9 +40,11 @@ def test_the_webhook_url_itself_never_appears():
 
 @pytest.mark.parametrize("key, value, variable", [
     ("keep_reports", "30", "drift_schedule_keep_reports"),
-    ("timeout_sec", True, "drift_schedule_timeout_sec"),
+    ("timeout_sec", True, r"drift_schedule_timer\.timeout_sec"),
     ("limit", 5, "drift_schedule_limit"),
     ("inventories", [None], "drift_schedule_inventories"),
+    ("notify_command", 5, r"^drift_schedule_notify\.command: expected a string"),
+    ("webhook_url_set", "yes", r"^drift_schedule_notify\.webhook_url: expected"),
 ])
 def test_a_wrong_type_names_its_variable(key, value, variable):
     with pytest.raises(DriftCheckCliError, match=variable):
@@ -65,12 +67,12 @@ def _argv(**changes):
 
 
 # Issue 27: a string where a list is expected was split into one argument per character, and a
-# drift_schedule_timeout_sec of 60 or less gave --timeout 0 (no limit) or a negative one.
+# timeout_sec (drift_schedule_timer.timeout_sec) of 60 or less gave --timeout 0 (no limit) or a negative one.
 @pytest.mark.parametrize("key, variable", [
     ("inventories", "drift_schedule_inventories"),
     ("extra_vars", "drift_schedule_extra_vars"),
-    ("notify_on", "drift_schedule_notify_on"),
-    ("private_env_names", "drift_schedule_notify_environment"),
+    ("notify_on", r"drift_schedule_notify\.outcomes"),
+    ("private_env_names", r"drift_schedule_notify\.environment"),
 ])
 def test_a_string_where_a_list_is_expected_is_refused_naming_the_variable(key, variable):
     with pytest.raises(DriftCheckCliError, match=r"^%s: expected a list of strings, got the string 'drift'" % variable):
@@ -81,7 +83,7 @@ def test_a_string_where_a_list_is_expected_is_refused_naming_the_variable(key, v
 
 @pytest.mark.parametrize("value", [0, -1, -3600, 2.5, "3600", None, True])
 def test_timeout_must_be_a_positive_whole_number(value):
-    with pytest.raises(DriftCheckCliError, match="^drift_schedule_timeout_sec: expected"):
+    with pytest.raises(DriftCheckCliError, match=r"^drift_schedule_timer\.timeout_sec: expected"):
         _argv(timeout_sec=value)
 
 
@@ -92,7 +94,7 @@ def test_the_checks_own_timeout_is_always_positive(seconds, given):
 
 
 def test_notify_on_outside_its_choices_is_refused():
-    with pytest.raises(DriftCheckCliError, match="drift_schedule_notify_on: expected items of drift, failed, clean"):
+    with pytest.raises(DriftCheckCliError, match=r"^drift_schedule_notify\.outcomes: expected items of drift, failed, clean"):
         _argv(notify_on=["drift", "sometimes"])
 
 
@@ -105,7 +107,7 @@ _not_a_list = st.one_of(st.text(max_size=20), st.integers(), st.none(), st.boole
 @settings(max_examples=150, deadline=None, derandomize=True)
 @given(key=st.sampled_from(_LIST_KEYS), value=_not_a_list)
 def test_property_a_list_setting_is_a_list_of_strings_or_refused(key, value):
-    with pytest.raises(DriftCheckCliError, match=r"^drift_schedule_\w+: expected"):
+    with pytest.raises(DriftCheckCliError, match=r"^drift_schedule_[\w.]+: expected"):
         drift_check_argv(**dict(BASE, **{key: value}))
 
 
@@ -114,7 +116,7 @@ def test_property_a_list_setting_is_a_list_of_strings_or_refused(key, value):
        timeout=st.integers(min_value=-10 ** 6, max_value=10 ** 6))
 def test_property_each_item_is_one_argument_and_the_timeout_positive(items, timeout):
     if timeout < 1:
-        with pytest.raises(DriftCheckCliError, match="drift_schedule_timeout_sec"):
+        with pytest.raises(DriftCheckCliError, match=r"^drift_schedule_timer\.timeout_sec"):
             _argv(inventories=items, extra_vars=items, timeout_sec=timeout)
         return
     argv = _argv(inventories=items, extra_vars=items, timeout_sec=timeout)
