@@ -10,15 +10,12 @@ module: base_host_state
 short_description: Read, in one call, the host state the base role manages
 version_added: 0.1.0
 description:
-  - Reads the Debian packages' install status, the size of C(/dev/shm), the SHA-256 of the extra CA
-    certificates in O(ca_dir) (with owner, group and mode), the base role's record (a local fact, JSON), the service account and group,
-    and owner, group, mode and (for regular files) SHA-256 of the given paths.
-  - The base role hands the result to the P(inference.gpu_host.base_plan#filter) filter, which names the work left
-    (C(docs/architecture.md), the rule of the house).
-  - Read-only, apart from the host's run lock that O(lock) takes first in the same round trip (C(playbooks/site.yml)
-    takes it so). Bad options fail with a message naming the option, before the lock is taken.
-  - Runs on the controller as an action plugin that runs the collection's M(inference.gpu_host.host_state) module on
-    the host (one module payload for every role's read and the lock).
+  - Reads the packages' install status, the size of C(/dev/shm), the extra CA certificates in O(ca_dir), the role's
+    record, the service account and group, and owner, group, mode and SHA-256 of O(paths).
+  - The base role hands the result to the P(inference.gpu_host.base_plan#filter) filter (C(docs/architecture.md)).
+  - Read-only, apart from the run lock O(lock) takes first in the same round trip. Bad options fail naming the option,
+    before the lock is taken.
+  - An action plugin runs the collection's M(inference.gpu_host.host_state) module on the host.
 author: inference.gpu_host contributors (!UNKNOWN)
 extends_documentation_fragment:
   - inference.gpu_host._attributes
@@ -31,42 +28,34 @@ options:
     elements: str
     default: []
   ca_dir:
-    description: Absolute path of the directory the role installs extra CA certificates into.
+    description: The directory the role installs extra CA certificates into.
     type: path
     required: true
   record:
-    description:
-      - Absolute path of the role's record (a C(.fact) file holding a JSON object).
-      - Read only when it is a regular file, at most 16 MiB and 64 levels of JSON (a FIFO or a device there is
-        never read, so it cannot block); otherwise the record is null and a warning names the file.
+    description: The role's record (a JSON C(.fact) file); one that is not a regular file or not JSON reads as null, with a warning.
     type: path
     required: true
   user:
-    description: The service account to read.
+    description: The service account.
     type: str
     required: true
   group:
-    description: The service group to read.
+    description: The service group.
     type: str
     required: true
   paths:
-    description: Absolute paths to read owner, group, mode and content hash of.
+    description: Paths to read owner, group, mode and content hash of.
     type: list
     elements: path
     default: []
   gpus:
-    description:
-      - Also read the GPUs, as M(inference.gpu_host.nvidia_gpu_info) does with its defaults (C(gpu_info)), so that
-        a run with nothing to change makes one round trip.
+    description: Also read the GPUs, as M(inference.gpu_host.nvidia_gpu_info) does (RV(gpu_info)).
     type: bool
     default: false
   lock:
     description:
-      - Take the host's run lock first, as M(inference.gpu_host.host_run_lock) takes it (the same record, waiting,
-        stale-lock takeover and messages); the host is read only once this run holds the lock. Not taken in check
-        mode (C(--check)), even with the task's C(check_mode=false). Release it with
-        M(inference.gpu_host.host_run_lock) O(inference.gpu_host.host_run_lock#module:state=released).
-      - RV(run_lock) says what was done.
+      - Take the host's run lock first, as M(inference.gpu_host.host_run_lock) does; not in check mode. RV(run_lock)
+        says what was done.
     type: dict
     suboptions:
       state:
@@ -75,26 +64,26 @@ options:
         choices: [acquired]
         default: acquired
       path:
-        description: The lock record on the host; absolute.
+        description: As for M(inference.gpu_host.host_run_lock).
         type: path
         default: /run/inference-gpu-host/run.lock
       timeout:
-        description: Seconds to wait for a lock held by another live run before failing; V(0) fails at once.
+        description: As for M(inference.gpu_host.host_run_lock).
         type: int
         default: 0
       break_id:
-        description: The id of a holder to take the lock from on purpose (the id the failure message names).
+        description: As for M(inference.gpu_host.host_run_lock).
         type: str
         default: ""
       record:
-        description: Set by the action plugin (this run's record); do not set it.
+        description: Set by the action plugin.
         type: dict
       takeover:
-        description: Set by the action plugin (the id of the holder to replace); do not set it.
+        description: Set by the action plugin.
         type: str
         default: ""
       id:
-        description: Set by the action plugin; not used here.
+        description: Set by the action plugin.
         type: str
         default: ""
 """
@@ -107,19 +96,18 @@ EXAMPLES = r"""
     record: /etc/ansible/facts.d/inference_gpu_host_base.fact
     user: vllm
     group: vllm
-    paths: [/srv/models, /etc/security/limits.d/90-inference-gpu-host.conf]
+    paths: [/srv/models]
     gpus: true
   register: base_state
 """
 
 RETURN = r"""
 run_lock:
-  description: With O(lock), what M(inference.gpu_host.host_run_lock) returns (C(id), C(acquired), C(holder),
-    C(taken_over), C(waited)); in check mode C(skipped) and C(msg).
+  description: With O(lock), what M(inference.gpu_host.host_run_lock) returns; in check mode C(skipped) and C(msg).
   type: dict
   returned: when lock is given
 packages:
-  description: "{package: installed} for O(packages) and C(python3-apt)."
+  description: "{package: installed}."
   type: dict
   returned: always
 shm_mib:
@@ -131,23 +119,23 @@ ca_files:
   type: dict
   returned: always
 record:
-  description: The role's record, null when absent or unreadable (a warning says why).
+  description: The role's record, null when absent or unreadable.
   type: dict
   returned: always
 user:
-  description: exists, and when it does its primary group, home, shell and whether the home exists.
+  description: C(exists), and its primary group, home, shell and whether the home exists.
   type: dict
   returned: always
 group:
-  description: exists.
+  description: C(exists).
   type: dict
   returned: always
 paths:
-  description: "{path: {exists, isdir, owner, group, mode, sha256}}; sha256 for regular files only."
+  description: "{path: {exists, isdir, owner, group, mode, sha256}}."
   type: dict
   returned: always
 gpu_info:
-  description: What M(inference.gpu_host.nvidia_gpu_info) returns (gpu_count, gpus, reason, driver_version, ...).
+  description: What M(inference.gpu_host.nvidia_gpu_info) returns.
   type: dict
   returned: when O(gpus=true)
 """

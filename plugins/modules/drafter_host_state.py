@@ -10,18 +10,14 @@ module: drafter_host_state
 short_description: Read, in one call, the host state the drafter role manages
 version_added: 0.2.0
 description:
-  - Reads the drafter directory's owner, group and mode, a stat of the installed weights (size and mtime, never
-    their bytes), the record of the last placement (parsed, with its SHA-256, owner, group and mode), the
-    local facts file (SHA-256, owner, group, mode), whether the target's C(config.json) and the drafter's
-    C(config.json) exist, a stat of a source file on the host, and which rollback copies (C(.prev)) exist.
-  - With O(config), also whether M(inference.gpu_host.dflash_drafter_config) given these options would change
-    C(config.json) (content, owner, group or mode), and the result it would return - the same derivation from
-    the same safetensors header and target config, without writing anything. Where it cannot tell (the module
-    would fail, a symbolic mode) it says so, and the role runs the module. Where it can, the role writes the
-    C(config.json) it derived (the module is not run), so the warnings the module would give are given here.
-  - The drafter role hands the result to the P(inference.gpu_host.drafter_plan#filter) filter, which names the work
-    left (C(docs/architecture.md), the rule of the house).
-  - Read-only. Bad options fail with a message naming the option.
+  - Reads the drafter directory, a stat of the installed weights (never their bytes), the last placement's record,
+    the local facts file, whether the target's and the drafter's C(config.json) exist, a stat of a host source, and
+    which rollback copies (C(.prev)) exist.
+  - With O(config), also whether M(inference.gpu_host.dflash_drafter_config) with these options would change
+    C(config.json), and what it would return (the same derivation, nothing written); where it can tell, the role writes
+    that C(config.json) without running the module, so its warnings are given here.
+  - The role hands the result to the P(inference.gpu_host.drafter_plan#filter) filter (C(docs/architecture.md)).
+  - Read-only. Bad options fail naming the option.
 author: inference.gpu_host contributors (!UNKNOWN)
 extends_documentation_fragment:
   - inference.gpu_host._attributes
@@ -29,36 +25,32 @@ extends_documentation_fragment:
   - inference.gpu_host._attributes.PLATFORM_LINUX
 options:
   dest_dir:
-    description: Absolute path of the drafter directory.
+    description: The drafter directory.
     type: path
     required: true
   weights:
-    description: Absolute path of the installed weights (C(model.safetensors)).
+    description: The installed weights (C(model.safetensors)).
     type: path
     required: true
   record:
-    description:
-      - Absolute path of the record of the last placement (JSON).
-      - Read only when it is a regular file, at most 16 MiB and 64 levels of JSON (a FIFO or a device there is
-        never read, so it cannot block); otherwise the record is null and a warning names the file.
+    description: The last placement's record (JSON); unreadable reads as null, with a warning.
     type: path
     required: true
   facts:
-    description: Absolute path of the role's local facts file.
+    description: The role's local facts file.
     type: path
     required: true
   target_config:
-    description: Absolute path of the target model's C(config.json).
+    description: The target model's C(config.json).
     type: path
     required: true
   source:
-    description: Absolute path of the source weights on the host (a C(host) source), to stat.
+    description: The source weights on the host (a C(host) source), to stat.
     type: path
   config:
     description:
-      - The options of M(inference.gpu_host.dflash_drafter_config) except C(drafter) (the role's
-        C(module_defaults) for it); checked and converted as that module does. O(weights) is the drafter.
-      - When not given, RV(config) says nothing was decided.
+      - The options of M(inference.gpu_host.dflash_drafter_config) except C(drafter) (O(weights)), checked as that
+        module checks them; without it RV(config) decides nothing.
     type: dict
 """
 
@@ -79,27 +71,27 @@ EXAMPLES = r"""
 
 RETURN = r"""
 dest_dir:
-  description: "exists, isdir, isreg, size, mtime, uid, gid, owner, group, mode (octal string) of O(dest_dir)."
+  description: "exists, isdir, isreg, size, mtime, uid, gid, owner, group, mode of O(dest_dir)."
   type: dict
   returned: always
 weights:
-  description: The same for O(weights) (not followed when a link, as M(ansible.builtin.stat) by default).
+  description: The same for O(weights) (a link not followed).
   type: dict
   returned: always
 source:
-  description: The same for O(source), null without it.
+  description: The same for O(source), or null.
   type: dict
   returned: always
 record:
-  description: The record of the last placement, null when absent or unreadable (a warning says why).
+  description: The last placement's record, null when absent or unreadable.
   type: dict
   returned: always
 record_file:
-  description: The stat of O(record), with C(sha256) for a regular file.
+  description: The stat of O(record), with C(sha256).
   type: dict
   returned: always
 facts:
-  description: The stat of O(facts), with C(sha256) for a regular file.
+  description: The stat of O(facts), with C(sha256).
   type: dict
   returned: always
 target_config_exists:
@@ -107,24 +99,20 @@ target_config_exists:
   type: bool
   returned: always
 config_json_exists:
-  description: Whether the C(dest) of O(config) exists (false without O(config)).
+  description: Whether the C(dest) of O(config) exists.
   type: bool
   returned: always
 prev_copies:
   description:
-    - The rollback copies C(<config.json>.prev) (the C(dest) of O(config)) and C(<facts>.prev) that exist as
-      regular files. The drafter role keeps them for vllm_service, which removes them once the new server is
-      ready; a run stopped in between leaves them, and the next run that does not rewrite C(config.json)
-      removes them.
-    - A link, directory or other file of that name is not listed (the role removes nothing else); a warning
-      names it.
+    - The rollback copies (C(config.json.prev), C(<facts>.prev)) that exist as regular files; vllm_service removes them
+      once the new server is ready, else the next run that does not rewrite C(config.json) does.
   type: list
   elements: str
   returned: always
 config:
-  description:
-    - C(decided) (whether it could tell), C(changed) (config.json would change), C(reason) (why it could not
-      tell), C(result) (what M(inference.gpu_host.dflash_drafter_config) would return, C(changed) included).
+  description: >-
+    C(decided), C(changed) (config.json would change), C(reason) (why it could not tell), C(result) (what
+    M(inference.gpu_host.dflash_drafter_config) would return).
   type: dict
   returned: always
 """

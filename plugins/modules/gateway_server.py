@@ -11,17 +11,12 @@ module: gateway_server
 short_description: Take one server of the inference gateway out of rotation (drain) or put it back (ready)
 version_added: "0.3.0"
 description:
-  - "Talks to HAProxy's runtime API on the admin socket the C(inference.gpu_host.inference_gateway) role configures
-    (C(set server <backend>/<server> state ...)), on the gateway host (delegate to it)."
-  - With O(state=drain) no new request reaches the server and those in flight finish; the module waits until the
-    server has no sessions left or O(wait_timeout) passes (then C(settled) is false and it does not fail; vLLM's own
-    C(--shutdown-timeout) drains the rest).
-  - With O(state=ready) the server is back in rotation; the module waits until its health check (the model listed
-    by C(GET /v1/models)) is C(UP), and fails when it is not within O(wait_timeout).
-  - The admin state is read first; a server already in the wanted state is left alone (C(changed=false)).
-  - Each command on the admin socket ends within 10 seconds, its whole answer included; an answer that is not
-    HAProxy's whole answer (a row cut short, a count that is not one, no header, a backend it does not have) fails
-    naming the backend and server.
+  - Sets a server's admin state through HAProxy's runtime API on the gateway (delegate to it), as the
+    C(inference.gpu_host.inference_gateway) role configures it (C(docs/fleet.md)).
+  - O(state=drain) waits until the server has no sessions or O(wait_timeout) passes (then C(settled) is false, not a
+    failure); O(state=ready) waits until its health check is C(UP) and fails when it is not in time.
+  - A server already in the wanted state is left alone. Each command ends within 10 seconds; an answer that is not
+    HAProxy's whole answer fails naming the backend and server.
 author: inference.gpu_host contributors (!UNKNOWN)
 options:
   backend:
@@ -38,7 +33,7 @@ options:
     choices: [ready, drain, maint]
     required: true
   socket:
-    description: The admin socket (the role's C(inference_gateway_admin_socket)).
+    description: The admin socket (C(inference_gateway_admin_socket)).
     type: path
     default: /run/haproxy/admin.sock
   wait_timeout:
@@ -53,7 +48,7 @@ attributes:
   check_mode:
     details: Reads the server's state and reports the change it would make.
   diff_mode:
-    details: The server's state before and after (also in C(before) and C(after)).
+    details: The server's state before and after.
 """
 
 EXAMPLES = r"""
@@ -68,8 +63,7 @@ EXAMPLES = r"""
 
 RETURN = r"""
 before:
-  description: The server before the change - C(state) (ready, drain, maint), C(status) (HAProxy's, for example C(UP),
-    C(DRAIN), C(DOWN)) and C(sessions) (current sessions).
+  description: The server before - C(state) (ready, drain, maint), C(status) (HAProxy's, e.g. C(UP), C(DRAIN)), C(sessions).
   returned: always
   type: dict
 after:

@@ -11,20 +11,14 @@ module: host_state
 short_description: One round trip for the roles - the host's run lock and one role's state read
 version_added: "0.2.0"
 description:
-  - Reads what one role manages, exactly as that role's own module does - O(base) as
-    M(inference.gpu_host.base_host_state), O(python_env) as M(inference.gpu_host.python_env_host_state), O(drafter) as
-    M(inference.gpu_host.drafter_host_state), O(vllm_service) as M(inference.gpu_host.vllm_service_host_state) (the
-    same options, checked against the same specification, the same result) - and returns that result as its own.
-  - With O(lock), first takes or releases the host's run lock as M(inference.gpu_host.host_run_lock) does (the same
-    record, waiting, stale-lock takeover and messages), in the same round trip. A read asked with O(lock) runs only
-    once the lock is held; a lock held by another run is waited for, then the task fails naming the holder.
-  - The action plugins of those modules and of M(inference.gpu_host.host_run_lock) run this module on the host, so that
-    Ansible builds one module payload per run, not one per role (C(BENCHMARKS.md), issue 37). The roles call those
-    modules by their own names.
-  - Read-only apart from the lock; the lock is neither read nor taken in check mode (C(--check)), even where the task
-    runs with C(check_mode=false) to read the host. Bad options fail naming the read and the option, before the lock
-    is taken.
-  - Runs on the controller as an action plugin (the lock's controller half) that calls the module of the same name.
+  - Reads what one role manages exactly as that role's own module does - O(base) as M(inference.gpu_host.base_host_state),
+    O(python_env) as M(inference.gpu_host.python_env_host_state), O(drafter) as M(inference.gpu_host.drafter_host_state),
+    O(vllm_service) as M(inference.gpu_host.vllm_service_host_state) (same options, same result) - after taking or
+    releasing the run lock (O(lock)) as M(inference.gpu_host.host_run_lock) does, in the same round trip.
+  - Those modules' action plugins run this one, so that Ansible builds one module payload per run, not one per role
+    (C(BENCHMARKS.md), issue 37); the roles call them by their own names.
+  - Read-only apart from the lock, which check mode neither reads nor takes. Bad options fail naming the read and the
+    option, before the lock is taken.
 author: inference.gpu_host contributors (!UNKNOWN)
 extends_documentation_fragment:
   - inference.gpu_host._attributes
@@ -47,42 +41,39 @@ options:
     description: The options of M(inference.gpu_host.vllm_service_host_state).
     type: dict
   texts:
-    description:
-      - Absolute paths of small text files to read (the drift check's benchmark records), returned in RV(texts).
+    description: Small text files to read (the drift check's benchmark records), returned in RV(texts).
     type: list
     elements: path
   lock:
-    description:
-      - Take (O(lock.state=acquired)) or release (V(released)) the host's run lock first, as
-        M(inference.gpu_host.host_run_lock) with the same options.
+    description: Take or release the host's run lock first, with the options of M(inference.gpu_host.host_run_lock).
     type: dict
     suboptions:
       state:
-        description: Take the lock (V(acquired)) or release it (V(released)).
+        description: V(acquired) or V(released).
         type: str
         choices: [acquired, released]
         default: acquired
       path:
-        description: The lock record on the host; absolute.
+        description: As for M(inference.gpu_host.host_run_lock).
         type: path
         default: /run/inference-gpu-host/run.lock
       timeout:
-        description: Seconds to wait for a lock held by another live run before failing; V(0) fails at once.
+        description: As for M(inference.gpu_host.host_run_lock).
         type: int
         default: 0
       break_id:
-        description: The id of a holder to take the lock from on purpose (the id the failure message names).
+        description: As for M(inference.gpu_host.host_run_lock).
         type: str
         default: ""
       record:
-        description: Set by the action plugin (this run's record); do not set it.
+        description: Set by the action plugin.
         type: dict
       takeover:
-        description: Set by the action plugin (the id of the holder to replace); do not set it.
+        description: Set by the action plugin.
         type: str
         default: ""
       id:
-        description: Set by the action plugin (this run's id, for O(lock.state=released)); do not set it.
+        description: Set by the action plugin.
         type: str
         default: ""
 notes:
@@ -95,31 +86,21 @@ EXAMPLES = r"""
     lock:
       timeout: 60
     base:
-      packages: [curl]
       ca_dir: /usr/local/share/ca-certificates/inference-gpu-host
       record: /etc/ansible/facts.d/inference_gpu_host_base.fact
       user: vllm
       group: vllm
   register: base_state
   check_mode: false
-
-- name: Release the run lock
-  inference.gpu_host.host_state:
-    lock:
-      state: released
 """
 
 RETURN = r"""
 run_lock:
-  description:
-    - With O(lock), what M(inference.gpu_host.host_run_lock) returns (C(id), C(acquired) or C(released), C(holder),
-      C(taken_over), C(waited)); in check mode C(skipped) and C(msg).
+  description: With O(lock), what M(inference.gpu_host.host_run_lock) returns; in check mode C(skipped) and C(msg).
   returned: when lock is given
   type: dict
 texts:
-  description:
-    - With O(texts), the text of each file in their order, at most 1 MiB of it; an empty string for a file that is
-      missing, unreadable or not a regular file (a FIFO is never opened for long, so it cannot block the read).
+  description: The text of each of O(texts) (at most 1 MiB); empty for a file missing, unreadable or not regular.
   returned: when texts is given
   type: list
   elements: str

@@ -11,14 +11,13 @@ module: python_env_host_state
 short_description: Read, in one call, the venv state the python_env role manages
 version_added: 0.1.0
 description:
-  - Reads the version of the Python the venv is made with and of the installed uv, the venv link and its generations
-    (what M(inference.gpu_host.venv_generation) plans), the wanted generation's placed lock and expected package set,
-    the venv against that set exactly (as M(inference.gpu_host.python_venv_lock) with O(ignore:exact=true) does),
-    the owners of C(flash_attn) (as M(inference.gpu_host.flash_attn_guard) sees them), the installed vLLM (as
-    M(inference.gpu_host.vllm_version_info) describes it) and the role's record.
-  - The python_env role hands the result to the P(inference.gpu_host.python_env_plan#filter) filter; when it says
-    C(settled), a run with nothing to change skips every install, check and write (C(docs/generations.md)).
-  - Read-only; it runs O(python) and O(uv) with C(--version)-like arguments only. Bad options fail naming the option.
+  - Reads the versions of the venv's Python and of uv, the venv link and its generations (as
+    M(inference.gpu_host.venv_generation) plans them), the wanted generation's lock and expected package set, the
+    venv against that set (as M(inference.gpu_host.python_venv_lock) with O(ignore:exact=true)), the owners of
+    C(flash_attn) (as M(inference.gpu_host.flash_attn_guard)), the installed vLLM and the role's record.
+  - The role hands the result to the P(inference.gpu_host.python_env_plan#filter) filter; when it is C(settled) the run
+    skips every install, check and write (C(docs/generations.md)).
+  - Read-only; runs O(python) and O(uv) with C(--version)-like arguments only. Bad options fail naming the option.
 author: inference.gpu_host contributors (!UNKNOWN)
 extends_documentation_fragment:
   - inference.gpu_host._attributes
@@ -27,28 +26,26 @@ extends_documentation_fragment:
   - inference.gpu_host.venv.GENERATIONS
 options:
   lock:
-    description: The lock file's text, as the role places it in the generation (C(lock.txt)).
+    description: The lock file's text, as placed in the generation (C(lock.txt)).
     type: str
     required: true
   expected:
-    description: C(expected.txt) as the role writes it (the lock plus the flash-attn pin); its requirement lines are
-      compared with the generation's. Defaults to O(requirements).
+    description: C(expected.txt) as the role writes it (the lock plus the flash-attn pin). Defaults to O(requirements).
     type: str
   python:
-    description: The Python the venv is made with (C(python_env_python), a path or a command name); the module
-      prints its version.
+    description: The Python the venv is made with (C(python_env_python)).
     type: str
     required: true
   state_subdir:
-    description: The role's state directory inside a generation, relative to it (C(python_env_state_dir)).
+    description: The role's state directory inside a generation (C(python_env_state_dir)), relative.
     type: str
     default: .inference-gpu-host
   uv:
-    description: Absolute path of the uv the role installs; its version is read when it exists. Empty for pip.
+    description: The uv the role installs (absolute); empty for pip.
     type: str
     default: ""
   uv_cache_dir:
-    description: The uv cache directory (owner, group and mode are read).
+    description: The uv cache directory.
     type: str
     default: ""
   keep_packages:
@@ -57,17 +54,11 @@ options:
     elements: str
     default: []
   flash_attn:
-    description:
-      - Whether the role manages C(flash_attn) - installs flash-attn 2, or guards against flash-attn-4 where it does
-        not (C(python_env_flash_attn_enabled), the C(flash_attn_choice) of P(inference.gpu_host.vllm_version_table#filter));
-        its owners are read then.
+    description: Whether the role manages C(flash_attn) (installs flash-attn 2 or guards); its owners are read then.
     type: bool
     default: false
   record:
-    description:
-      - Absolute path of the role's record (C(python_env_local_facts_file)).
-      - Read only when it is a regular file, at most 16 MiB and 64 levels of JSON (a FIFO or a device there is
-        never read, so it cannot block); otherwise the record is null and a warning names the file.
+    description: The role's record (C(python_env_local_facts_file)); unreadable reads as null, with a warning.
     type: path
     required: true
 """
@@ -94,8 +85,7 @@ uv_version:
   type: str
   returned: always
 generation:
-  description: What M(inference.gpu_host.venv_generation) with O(inference.gpu_host.venv_generation#module:action=plan)
-    returns (C(wanted), C(wanted_dir), C(serving_dir), C(adopt), C(build), C(switch), C(prune), C(refuse), C(disk) ...).
+  description: What M(inference.gpu_host.venv_generation) returns for O(inference.gpu_host.venv_generation#module:action=plan).
   type: dict
   returned: always
 paths:
@@ -119,7 +109,7 @@ expected_same:
   type: bool
   returned: always
 venv:
-  description: C(in_sync) (the venv holds exactly the expected set), C(missing), C(mismatched), C(unexpected).
+  description: C(in_sync), C(missing), C(mismatched), C(unexpected).
   type: dict
   returned: always
 flash_attn:
@@ -127,8 +117,7 @@ flash_attn:
   type: dict
   returned: always
 vllm:
-  description: C(installed); when installed C(version), C(distribution), C(behaviour), C(known_problems) and
-    C(entry_point) as M(inference.gpu_host.vllm_version_info) returns them.
+  description: C(installed) and, as M(inference.gpu_host.vllm_version_info) returns them, C(version) ... C(entry_point).
   type: dict
   returned: always
 record:
@@ -136,8 +125,7 @@ record:
   type: dict
   returned: always
 record_prev:
-  description: The record's rollback copy C(<record>.prev) exists (left by a run that switched; the role removes a
-    stale one).
+  description: The record's rollback copy C(<record>.prev) exists.
   type: bool
   returned: always
 """

@@ -11,24 +11,15 @@ module: venv_generation
 short_description: Versioned venvs behind one link - plan, adopt, switch and prune generations
 version_added: "0.1.0"
 description:
-  - O(venv_dir) is a symbolic link to C(<venv_dir>.generations/<name>), the generation that serves; each generation
-    is a venv made from one lock with one Python, named C(<distribution>-<version>-py<X.Y>-<sha12>) from the lock's
-    requirement lines and the Python version (C(docs/generations.md) in the collection).
-  - O(action=plan) reads the host and says what a run does (adopt, build, switch, prune, the free-space check, a
-    generation that failed readiness before); it changes nothing. O(action=create) makes the wanted generation's
-    directory with the collection's mark in it (C(.inference-gpu-host/created.json), holding a token of this call)
-    before anything is built there. O(action=adopt) moves a plain venv directory found at O(venv_dir) into the
-    generations directory, marked, and links it (never deletes it); a directory without C(pyvenv.cfg) and
-    C(bin/python) is refused. O(action=switch) points the link at the wanted generation atomically (a new link
-    renamed over the old one), and refuses one that does not exist, is not marked or has no C(bin/python) (the link
-    stays as it is). O(action=prune) deletes old generations beyond O(keep), never the one serving, the wanted one,
-    a protected one, or one a running process was started from. O(action=discard) removes the wanted generation
-    when O(token) is the one O(action=create) returned (a failed build's half-built generation), unless it passed
-    its checks, serves or runs.
-  - Only marked generations are ever deleted; everything else in the generations directory is listed in
-    RV(ignored), and a generations directory that is a symbolic link is refused (C(docs/generations.md), Layout).
-  - The decisions are in C(plugins/module_utils/_venv/generations.py), the changes in
-    C(plugins/module_utils/_venv/generation_actions.py).
+  - O(venv_dir) is a link to C(<venv_dir>.generations/<name>), the generation that serves; each generation is a venv
+    of one lock and one Python, named C(<distribution>-<version>-py<X.Y>-<sha12>) (C(docs/generations.md)).
+  - O(action=plan) says what a run does and changes nothing; V(create) makes the wanted generation's directory with
+    the collection's mark; V(adopt) moves a plain venv at O(venv_dir) into the generations directory and links it;
+    V(switch) points the link at the wanted generation atomically (refusing one missing, unmarked or without
+    C(bin/python)); V(prune) deletes generations beyond O(keep), never the serving, wanted, protected or running
+    one; V(discard) removes a half-built generation whose O(token) V(create) returned.
+  - Only marked generations are ever deleted; anything else there is listed in RV(ignored), and a generations
+    directory that is a link is refused.
 author:
   - inference.gpu_host contributors (!UNKNOWN)
 extends_documentation_fragment:
@@ -38,13 +29,12 @@ extends_documentation_fragment:
   - inference.gpu_host.venv.GENERATIONS
 attributes:
   check_mode:
-    details: O(action=plan) changes nothing; the other actions report what they would do and do nothing.
+    details: The actions report what they would do and do nothing.
   diff_mode:
-    details: The link's target before and after (O(action=adopt), O(action=switch)), the generations before and after
-      (O(action=prune)).
+    details: The link's target (adopt, switch) or the generations (prune) before and after.
 options:
   python_version:
-    description: The full version of the Python the generation is made with (C(3.11.2)).
+    description: The full version of the generation's Python (C(3.11.2)).
     type: str
     required: true
   action:
@@ -54,10 +44,8 @@ options:
     default: plan
   protect:
     description:
-      - Generations O(action=prune) never deletes besides the serving and the wanted one - the role passes the one
-        that served before this run's switch, the rollback target until the new one is ready.
-      - Each item is a generation's name or its absolute directory inside the generations directory; empty items are
-        skipped; anything else (a path elsewhere, C(..), a name with C(/)) fails naming the item.
+      - Generations O(action=prune) keeps besides the serving and the wanted one (the rollback target), by name or
+        directory inside the generations directory.
     type: list
     elements: str
     default: []
@@ -68,14 +56,6 @@ options:
 """
 
 EXAMPLES = r"""
-- name: Create the new generation's directory, marked as the collection's
-  inference.gpu_host.venv_generation:
-    venv_dir: /root/ml-env
-    requirements: "{{ lookup('ansible.builtin.file', 'vllm-0.33.0.lock.txt') }}"
-    python_version: 3.11.2
-    action: create
-  register: created
-
 - name: Plan the generations of /root/ml-env
   inference.gpu_host.venv_generation:
     venv_dir: /root/ml-env
@@ -94,9 +74,8 @@ wanted_dir:
   description: Its directory.
   returned: always
   type: str
-  sample: /root/ml-env.generations/vllm-0.33.0-py3.11-3f2a9c01b7de
 generations_dir:
-  description: Where the generations live (C(<venv_dir>.generations)).
+  description: C(<venv_dir>.generations).
   returned: always
   type: str
 serving:
@@ -104,15 +83,15 @@ serving:
   returned: always
   type: str
 serving_dir:
-  description: Its directory (the adopted venv's new place with O(action=plan) on a plain directory).
+  description: Its directory.
   returned: always
   type: str
 adopt:
-  description: O(venv_dir) is a plain directory that is (or would be) adopted.
+  description: O(venv_dir) is a plain directory to adopt.
   returned: always
   type: bool
 build:
-  description: The wanted generation has not passed its checks yet (it is built or completed in this run).
+  description: The wanted generation has not passed its checks yet.
   returned: always
   type: bool
 switch:
@@ -120,7 +99,7 @@ switch:
   returned: always
   type: bool
 prune:
-  description: Generations deleted (or, with O(action=plan), deleted after a switch).
+  description: Generations deleted (with O(action=plan), to delete after a switch).
   returned: always
   type: list
   elements: str
@@ -130,7 +109,7 @@ in_use:
   type: list
   elements: str
 disk:
-  description: The free-space check (C(ok), C(free) and C(need) in bytes, C(msg) when not ok).
+  description: The free-space check - C(ok), C(free), C(need) (bytes), C(msg).
   returned: always
   type: dict
 refuse:
@@ -138,35 +117,34 @@ refuse:
   returned: always
   type: str
 failed_record:
-  description: The wanted generation's C(failed.json) (cause, time, unit), or null.
+  description: The wanted generation's C(failed.json), or null.
   returned: always
   type: dict
 previous:
-  description: With O(action=switch), the directory the link pointed at before.
+  description: The directory the link pointed at before.
   returned: when action is switch
   type: str
 ignored:
-  description: Entries of the generations directory that are not the collection's generations (never touched), each
-    with C(name) and C(why).
+  description: Entries of the generations directory that are not generations (never touched), with C(name) and C(why).
   returned: always
   type: list
   elements: dict
   sample: [{"name": "lost+found", "why": "not a generation name"}]
 created:
-  description: With O(action=create), this call made the directory.
+  description: This call made the directory.
   returned: when action is create
   type: bool
 token:
-  description: With O(action=create), the token written into the new generation's C(created.json) (for O(action=discard)).
+  description: The token written into C(created.json), for O(action=discard).
   returned: when action is create and a directory was made
   type: str
 removed:
-  description: With O(action=prune), the generations actually deleted (on a failure part-way, those deleted before it).
+  description: The generations actually deleted.
   returned: when action is prune, not in check mode
   type: list
   elements: str
 discarded:
-  description: With O(action=discard), the half-built generation was (or would be) removed.
+  description: The half-built generation was (or would be) removed.
   returned: when action is discard
   type: bool
 """

@@ -11,21 +11,15 @@ module: vllm_benchmark
 short_description: Benchmark a served vLLM instance with vLLM's own client, record the figures and gate on them
 version_added: "0.2.0"
 description:
-  - Runs C(vllm bench serve) (vLLM's benchmark client, from the serving venv O(venv) with its own python, so the venv
-    stays exactly its lock) against the instance at O(url) - three short runs at concurrency 1 (the single-request
-    tok/s is their median, their spread is kept) and one at O(concurrency) - with the fixed ShareGPT-format prompt
-    file O(prompts), greedy sampling, a fixed output length and no Hub access.
-  - Reads C(/metrics) before and after each run; the deltas give the draft tokens, the accepted tokens, the mean
-    acceptance length (1 + accepted / drafts) and the acceptance at each draft position.
-  - The API key is read from the unit's environment file O(env_file) (C(VLLM_API_KEY)) and handed to the client as
-    C(OPENAI_API_KEY) in its environment - never on a command line, never in the result.
-  - The figures are kept under O(results_dir), one file per key (venv generation, drafter fingerprint, unit hash).
-    When the key already has a record, nothing is sent (O(force) measures again).
-  - With O(gate), the new figures are compared with the instance's reference (never simply the last run) and a fall
-    beyond O(acceptance_drop) or O(tok_s_drop) fails. With O(baseline), the run is the plain target's instead, which
-    the caller serves beforehand without C(--speculative-config) (RV(baseline_plan)).
-  - The method, the records, the gate's rules and what bad input gets - C(docs/benchmark.md) and C(docs/bad-input.md)
-    in the collection; the decisions are in C(plugins/module_utils/_bench/).
+  - Runs C(vllm bench serve) from the serving venv O(venv) against O(url) - three short runs at concurrency 1 (their
+    median tok/s and spread kept) and one at O(concurrency) - with the prompts O(prompts), greedy sampling, a fixed
+    output length and no Hub; C(/metrics) deltas give the acceptance. The API key comes from O(env_file), never a
+    command line.
+  - The figures are kept under O(results_dir), one file per (venv generation, drafter, unit) key; a recorded key is
+    not measured again unless O(force).
+  - With O(gate), a fall from the instance's reference beyond O(acceptance_drop) or O(tok_s_drop) fails. With
+    O(baseline), the run is the plain target's, served by the caller without C(--speculative-config).
+  - Method, records and gate - C(docs/benchmark.md); what bad input gets - C(docs/bad-input.md).
 author:
   - inference.gpu_host contributors (!UNKNOWN)
 extends_documentation_fragment:
@@ -34,14 +28,14 @@ extends_documentation_fragment:
   - inference.gpu_host._attributes.PLATFORM_LINUX
 attributes:
   check_mode:
-    details: Check mode sends no load - it returns the recorded figures and whether a run would measure.
+    details: Sends no load; returns the recorded figures and whether a run would measure.
   diff_mode:
-    details: The diff is the record under the key, before and after the run.
+    details: The record under the key, before and after.
   idempotent:
-    details: A key already recorded is not measured again (changed=false) unless O(force).
+    details: A key already recorded is not measured again unless O(force).
 options:
   url:
-    description: The instance's OpenAI URL as the vllm_service record holds it (C(http://host:port/v1)).
+    description: The instance's OpenAI URL (C(http://host:port/v1)).
     type: str
     required: true
   served_model_name:
@@ -49,11 +43,11 @@ options:
     type: str
     required: true
   tokenizer:
-    description: The target model's directory on the host (the client counts tokens with its tokenizer).
+    description: The target model's directory on the host.
     type: path
     required: true
   venv:
-    description: The serving venv (its real generation directory, or the link to it); its python runs the client.
+    description: The serving venv; its python runs the client.
     type: path
     required: true
   unit_path:
@@ -61,7 +55,7 @@ options:
     type: path
     required: true
   env_file:
-    description: The unit's environment file; its C(VLLM_API_KEY), when set, authenticates the client.
+    description: The unit's environment file; its C(VLLM_API_KEY) authenticates the client.
     type: path
     required: true
   drafter_dir:
@@ -77,8 +71,7 @@ options:
     type: path
     required: true
   num_prompts:
-    description: Requests per run (at least O(concurrency)); each of the three short single-request runs sends this
-      many.
+    description: Requests per run (at least O(concurrency)).
     type: int
     default: 16
   concurrency:
@@ -86,11 +79,11 @@ options:
     type: int
     default: 4
   output_len:
-    description: Output tokens per request (the client ignores EOS).
+    description: Output tokens per request.
     type: int
     default: 64
   max_seconds:
-    description: A client that takes longer is killed and the module fails (the three short runs are one client).
+    description: A client that takes longer is killed and the module fails.
     type: int
     default: 300
   force:
@@ -98,31 +91,27 @@ options:
     type: bool
     default: false
   gate:
-    description: Fail when the figures fall below the instance's reference (see O(acceptance_drop), O(tok_s_drop)).
+    description: Fail when the figures fall below the instance's reference.
     type: bool
     default: false
   acceptance_drop:
-    description: Allowed fall of the mean acceptance length from the reference, a fraction (V(0.1) is 10 %).
+    description: Allowed fall of the mean acceptance length from the reference (V(0.1) is 10 %).
     type: float
     default: 0.1
   tok_s_drop:
-    description: Allowed fall of the single-request output tok/s from the reference, a fraction; the spread of the
-      short runs measured on the host (the reference's or the new run's) is allowed when it is larger.
+    description: Allowed fall of the single-request tok/s, or the spread measured on the host when larger.
     type: float
     default: 0.15
   accept_new:
-    description: Make the new figures the instance's reference (and the last recorded ones) whatever the comparison
-      says.
+    description: Make the new figures the instance's reference whatever the comparison says.
     type: bool
     default: false
   baseline:
-    description: Benchmark the baseline (the target served without speculation) rather than the instance as its unit
-      serves it.
+    description: Benchmark the baseline (the target served without speculation).
     type: bool
     default: false
   measured_with:
-    description: With O(baseline), the key of the speculative record the baseline is measured beside (kept in the
-      record, so the report can say whether the ratio compares figures measured together).
+    description: With O(baseline), the key of the speculative record it is measured beside.
     type: str
     default: ""
 """
@@ -144,7 +133,11 @@ EXAMPLES = r"""
 
 RETURN = r"""
 ran:
-  description: Whether load was sent in this call.
+  description: Whether load was sent.
+  returned: always
+  type: bool
+measure:
+  description: Whether this call measures (or would, in check mode).
   returned: always
   type: bool
 key:
@@ -152,14 +145,13 @@ key:
   returned: always
   type: str
 key_parts:
-  description: C(generation), C(drafter_fingerprint), C(unit_hash) (sha256 hex).
+  description: C(generation), C(drafter_fingerprint), C(unit_hash).
   returned: always
   type: dict
 record:
-  description: The record under the key (this run's, or the one found); C(figures) holds tok_s_c1, tok_s_cN,
-    concurrency, ttft_p50_ms, ttft_p99_ms, itl_p50_ms, itl_p99_ms, mean_acceptance_length, acceptance_rate,
-    per_position_acceptance, draft_tokens, accepted_tokens, tok_s_c1_runs (the short runs' tok/s, whose median is
-    tok_s_c1), tok_s_c1_spread ((highest - lowest) / median) and the runs.
+  description: >-
+    The record under the key; C(figures) holds tok_s_c1, tok_s_cN, ttft and itl p50/p99, mean_acceptance_length,
+    acceptance_rate, per_position_acceptance, tok_s_c1_runs, tok_s_c1_spread ...
   returned: always
   type: dict
 last:
@@ -167,8 +159,7 @@ last:
   returned: always
   type: dict
 reference:
-  description: The instance's reference, what the gate compares with - its first recorded run, or the last accepted
-    with O(accept_new) (an instance recorded before references were kept - its last recorded run); null when none.
+  description: The instance's reference (its first recorded run, or the last accepted), or null.
   returned: without O(baseline)
   type: dict
 records:
@@ -177,24 +168,15 @@ records:
   type: list
   elements: dict
 gate:
-  description:
-    - The comparison with the reference, when a run was measured - verdict (first, passed, failed, accepted, or
-      recorded without O(gate)), reference (whether the run became the reference), checks (per figure - reference,
-      current, change, limit, and for tok/s the spreads), message.
+  description: The comparison - C(verdict) (first, passed, failed, accepted, recorded), C(reference), C(checks), C(message).
   returned: always
   type: dict
-measure:
-  description: Whether this call measures (or, in check mode, would measure) - the key has no record, or O(force).
-  returned: always
-  type: bool
 baseline_last:
-  description: The last recorded baseline of the instance (O(results_dir)C(/baseline/last.json)), or null.
+  description: The last recorded baseline, or null.
   returned: without O(baseline)
   type: dict
 baseline_plan:
-  description: How the baseline is served - C(speculative) (the unit serves with C(--speculative-config); without
-    it there is no baseline), C(dropin_dir), C(dropin_path) and C(dropin) (the runtime drop-in's text, the unit's
-    ExecStart= less C(--speculative-config)).
+  description: How the baseline is served - C(speculative), C(dropin_dir), C(dropin_path), C(dropin) (its text).
   returned: with O(baseline)
   type: dict
 """

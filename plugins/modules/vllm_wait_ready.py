@@ -11,27 +11,16 @@ module: vllm_wait_ready
 short_description: Wait until a vLLM server is ready, prove it with a completion, or fail with the root cause
 version_added: "0.1.0"
 description:
-  - Polls C(GET /health) until it answers 200 and C(GET /v1/models) lists O(served_model_name), up to O(timeout)
-    seconds.
-  - Stops waiting at once when the systemd O(unit) is no longer active or activating, or when its
-    C(InvocationID) or C(NRestarts) changed since the wait began (a crash loop); or, without a unit,
-    when the process O(pid) has exited.
-  - Then sends one completion (C(POST /v1/completions), O(smoke_max_tokens) tokens, temperature 0) and records
-    its latency, because C(/health) answering 200 is not readiness; a server can pass it and die on its first request.
-  - With O(speculative), reads C(/metrics) for C(vllm:spec_decode_num_accepted_tokens_total) and
-    C(vllm:spec_decode_num_draft_tokens_total) and returns the acceptance rate.
-  - "Counters that do not add up fail with C(not ready: metrics unreadable: <the line>) (reason C(metrics_failed))."
-  - With O(drafter_dir), reads the captured-layers line of this start of the server (V1 or V2 model runner) and
-    compares it with the layers the drafter was trained on (its C(config.json) record); a mismatch fails with both
-    lists and the reason. Without such a line or record it warns and returns RV(captured_layers).
-  - "On failure, fails with C(<unit> failed: <root cause> — hint: <hint>), the root cause read from the unit's
-    journal for this invocation (or from O(log_path)) by the same extractor, with the same caps, as
-    M(inference.gpu_host.vllm_failure_cause), and returns the relevant log lines."
-  - Connects only to O(host), over plain HTTP; each request is bounded as a whole by O(request_timeout)
-    (O(smoke_timeout) for the completion) and what is left of O(timeout), and an answer in size (C(docs/bad-input.md));
-    anything else on the port is a poll that is not ready, with the reason.
-  - When the unit's journal is unavailable, the message says so and RV(journal_unavailable) says why.
-  - Every option is checked before anything is requested; a bad one fails naming it.
+  - Polls C(GET /health) and C(GET /v1/models) until the model is listed, then sends one completion (temperature 0),
+    because C(/health) answering 200 is not readiness (C(docs/vllm-failures.md)).
+  - Stops at once when the O(unit) is no longer active, or restarted (its C(InvocationID) or C(NRestarts) changed);
+    without a unit, when the process O(pid) has exited.
+  - With O(speculative), returns the acceptance from C(/metrics); with O(drafter_dir), compares the layers vLLM logged
+    as captured with those the drafter was trained on, and fails on a mismatch.
+  - "On failure, fails with C(<unit> failed: <root cause> — hint: <hint>), read from this invocation's journal (or
+    O(log_path)) as M(inference.gpu_host.vllm_failure_cause) reads it."
+  - Each request is bounded as a whole in time and size (C(docs/bad-input.md)); anything else on the port is a poll
+    that is not ready. Every option is checked before anything is requested.
 author:
   - inference.gpu_host contributors (!UNKNOWN)
 extends_documentation_fragment:
@@ -41,44 +30,34 @@ extends_documentation_fragment:
   - inference.gpu_host._vllm_log
 attributes:
   check_mode:
-    details: In check mode nothing is requested; the module reports what it would check and returns C(skipped=true).
+    details: Nothing is requested; returns what it would check and C(skipped=true).
 options:
   host:
     description:
-      - Address the server listens on. A server listening on every address is reached on that family's
-        loopback, C(0.0.0.0) and empty on C(127.0.0.1), C(::) on C(::1) (the vllm_service role chooses the same).
-      - An IP address (IPv6 with or without brackets) or a host name; no scheme, port or path.
+      - Address the server listens on, no scheme, port or path; C(0.0.0.0) and empty are reached on C(127.0.0.1),
+        C(::) on C(::1).
     type: str
     default: 127.0.0.1
   port:
-    description: The server's port, 1 to 65535.
+    description: The server's port.
     type: int
     required: true
   served_model_name:
-    description: The model name C(/v1/models) must list (vLLM's C(--served-model-name), else the model path).
+    description: The model name C(/v1/models) must list.
     type: str
     required: true
   unit:
-    description:
-      - The systemd unit running the server. Empty disables the systemd checks (the wait then relies on
-        O(pid) and O(timeout)).
-      - A systemd unit name (letters, digits and C(:_.@-), not starting with C(-)); not together with O(pid) or
-        O(log_path).
+    description: The systemd unit running the server; empty disables the systemd checks. Not with O(pid) or O(log_path).
     type: str
     default: ""
   pid:
-    description:
-      - Without a unit (a server run in the foreground), stop waiting when this process has exited.
-      - A process id, 1 or more.
+    description: Without a unit, stop waiting when this process has exited.
     type: int
   log_path:
-    description:
-      - Without a unit, read the root cause from this log file (the server's stdout/stderr) on failure.
-      - An absolute path. It may not exist yet when the wait begins; when it exists it must be a regular file
-        (not a directory, device, pipe or socket).
+    description: Without a unit, the server's log file (absolute) to read the root cause from; it may not exist yet.
     type: path
   timeout:
-    description: Seconds to wait for readiness (a large model loads for minutes), 1 or more.
+    description: Seconds to wait for readiness.
     type: int
     default: 900
   poll_interval:
@@ -86,9 +65,7 @@ options:
     type: float
     default: 2.0
   request_timeout:
-    description:
-      - Seconds each C(/health), C(/v1/models) or C(/metrics) request may take as a whole (connect, send, status,
-        headers and body), 1 or more.
+    description: Seconds each C(/health), C(/v1/models) or C(/metrics) request may take as a whole.
     type: int
     default: 10
   smoke:
@@ -96,15 +73,15 @@ options:
     type: bool
     default: true
   smoke_prompt:
-    description: The prompt of that completion; not empty when O(smoke) is true.
+    description: The prompt of that completion.
     type: str
     default: "The capital of France is"
   smoke_max_tokens:
-    description: Tokens to generate in that completion, 1 or more.
+    description: Tokens to generate in that completion.
     type: int
     default: 8
   smoke_timeout:
-    description: Seconds the completion may take, 1 or more.
+    description: Seconds the completion may take.
     type: int
     default: 300
   speculative:
@@ -113,18 +90,12 @@ options:
     default: false
   drafter_dir:
     description:
-      - The DFlash drafter's directory (the speculative config's C(model)), whose C(config.json) was written by
-        M(inference.gpu_host.dflash_drafter_config). After readiness the captured layers vLLM logged for this start
-        (the unit's current invocation, the first O(journal_lines) lines, or O(log_path)) are compared with
-        the trained ids + 1, the capture points every vLLM with DFlash logs.
-      - An absolute path. Only with O(speculative).
+      - The drafter's directory (absolute), whose C(config.json) M(inference.gpu_host.dflash_drafter_config) wrote; the
+        layers this start logged as captured are compared with its trained ids + 1. Only with O(speculative).
     type: path
   api_key:
-    description: The server's C(--api-key), sent as a bearer token; printable ASCII without spaces or line breaks.
+    description: The server's API key, sent as a bearer token.
     type: str
-notes:
-  - Uses only the Python standard library and C(ansible.module_utils.urls); no C(requests) on the managed node.
-  - See C(docs/vllm-failures.md) in the collection for why C(/health) answering 200 is not readiness.
 seealso:
   - module: inference.gpu_host.vllm_failure_cause
 """
@@ -132,19 +103,13 @@ seealso:
 EXAMPLES = r"""
 - name: Wait for the DFlash server and record acceptance
   inference.gpu_host.vllm_wait_ready:
-    unit: vllm@qwen36.service
+    unit: vllm-qwen36-27b.service
     port: 30000
-    served_model_name: qwen3.6-27b
+    served_model_name: Qwen3.6-27B
     speculative: true
+    drafter_dir: /root/models/Qwen3.6-27B-DFlash
     timeout: 1800
   register: vllm_ready
-
-- name: A foreground run without systemd (GPU host)
-  inference.gpu_host.vllm_wait_ready:
-    port: 8000
-    served_model_name: tiny
-    pid: "{{ serve.pid }}"
-    log_path: /tmp/serve.log
 """
 
 RETURN = r"""
@@ -153,8 +118,14 @@ ready:
   returned: always
   type: bool
   sample: true
+reason:
+  description: >-
+    On failure, why waiting stopped - C(unit_stopped), C(unit_restarted), C(process_exited), C(timeout),
+    C(smoke_failed), C(metrics_failed), C(captured_layers_mismatch).
+  returned: on failure
+  type: str
 skipped:
-  description: True in check mode, where nothing is requested.
+  description: True in check mode.
   returned: in check mode
   type: bool
 would_check:
@@ -168,54 +139,33 @@ url:
   type: str
   sample: http://127.0.0.1:30000
 elapsed:
-  description: Seconds from the start of the wait until ready (or until the failure).
+  description: Seconds until ready (or the failure).
   returned: when not in check mode
   type: float
-  sample: 48.2
 models:
   description: The model ids C(/v1/models) listed.
   returned: when the server answered C(/v1/models)
   type: list
   elements: str
-  sample: [tiny]
 smoke:
-  description: The completion sent after readiness.
+  description: The completion - C(latency), C(completion_tokens), C(text).
   returned: when O(smoke) and the server became ready
   type: dict
-  contains:
-    latency:
-      description: Seconds the completion took.
-      type: float
-    completion_tokens:
-      description: Tokens generated, as the server reports.
-      type: int
-    text:
-      description: The generated text.
-      type: str
 spec_decode:
   description: >-
-    Speculative decoding counters from C(/metrics) (cumulative since the server started, the smoke completion
-    included).
+    The C(/metrics) counters since the server started - C(num_draft_tokens), C(num_accepted_tokens), C(num_drafts),
+    C(acceptance_rate), C(mean_acceptance_length) (null before any draft).
   returned: when O(speculative) and the server became ready
   type: dict
-  contains:
-    num_draft_tokens:
-      description: C(vllm:spec_decode_num_draft_tokens_total), summed over engines.
-      type: float
-    num_accepted_tokens:
-      description: C(vllm:spec_decode_num_accepted_tokens_total), summed over engines.
-      type: float
-    num_drafts:
-      description: C(vllm:spec_decode_num_drafts_total), when exported.
-      type: float
-    acceptance_rate:
-      description: num_accepted_tokens / num_draft_tokens; null before any draft.
-      type: float
-    mean_acceptance_length:
-      description: 1 + num_accepted_tokens / num_drafts (tokens per step); null before any draft.
-      type: float
+captured_layers:
+  description: >-
+    C(verdict) (C(match), C(mismatch), C(unverified)), C(captured), C(expected) (trained ids + 1), C(trained_ids),
+    C(runner), C(line), C(reason) on a mismatch, C(message).
+  returned: when O(drafter_dir) is set and the server became ready
+  type: dict
+  sample: {verdict: match, captured: [2, 6], expected: [2, 6], trained_ids: [1, 5], runner: v2}
 unit_state:
-  description: The unit's systemd properties at the end (ActiveState, SubState, InvocationID, NRestarts, MainPID ...).
+  description: The unit's systemd properties at the end (ActiveState, SubState, InvocationID, NRestarts ...).
   returned: when O(unit) is set
   type: dict
 invocation_id:
@@ -223,40 +173,18 @@ invocation_id:
   returned: when O(unit) is set
   type: str
 root_cause:
-  description: >-
-    On failure, the extractor's result (cause, exception_type, hint, hint_id, process, pid, wrapper_only, found,
-    and its caps: truncated, relevant_lines_left_out, lines_read, lines_cut), as
-    M(inference.gpu_host.vllm_failure_cause) returns them.
+  description: On failure, what M(inference.gpu_host.vllm_failure_cause) returns for the log.
   returned: on failure
   type: dict
 journal_unavailable:
-  description: >-
-    On failure with O(unit) and no root cause, why the journal could not give one (C(journalctl) failed, or
-    C(systemd-journald.service) is not running).
+  description: On failure with O(unit) and no root cause, why the journal could not give one.
   returned: on failure, when the journal is unavailable
   type: str
-  sample: systemd-journald.service is inactive/dead, so nothing the unit printed was kept
 relevant_lines:
-  description: On failure, the log lines that show the cause (at most O(max_lines), each at most 2000 characters).
+  description: On failure, the log lines that show the cause.
   returned: on failure
   type: list
   elements: str
-captured_layers:
-  description: >-
-    With O(drafter_dir): C(verdict) (C(match), C(mismatch), C(unverified)), C(captured) (the layers vLLM logged),
-    C(expected) (trained ids + 1), C(trained_ids), C(runner) (C(v1) or C(v2)), C(line), C(reason) (on a mismatch:
-    C(ids_plus_one_twice), C(no_plus_one), C(target_defaults), C(count), C(started_with_other_ids), C(ids_differ),
-    C(inconsistent)),
-    C(message).
-  returned: when O(drafter_dir) is set and the server became ready
-  type: dict
-  sample: {verdict: match, captured: [2, 6], expected: [2, 6], trained_ids: [1, 5], runner: v2}
-reason:
-  description: >-
-    On failure, why waiting stopped (C(unit_stopped), C(unit_restarted), C(process_exited), C(timeout),
-    C(smoke_failed), C(metrics_failed), C(captured_layers_mismatch)).
-  returned: on failure
-  type: str
 """
 
 from ansible.module_utils.basic import AnsibleModule
