@@ -337,6 +337,14 @@ class Role:
             except (AnsibleError, AttributeError) as exc:
                 at = yaml_error_position(spec_file)
                 self.spec_problem = "role %s: %s cannot be read%s: %s" % (self.name, rel, at, str(exc).splitlines()[0])
+        # The role's renamed variables (vars/main.yml __<role>_renamed: old name -> new place).
+        self.renamed = {}
+        try:
+            for found in loader.find_vars_files(os.path.join(path, "vars"), "main"):
+                table = (loader.load_from_file(found, cache="none") or {}).get("__%s_renamed" % self.name)
+                self.renamed.update(table if isinstance(table, dict) else {})
+        except AnsibleError:
+            self.renamed = {}
         try:
             for found in loader.find_vars_files(os.path.join(path, "defaults"), "main"):
                 self.defaults = combine_vars(self.defaults, loader.load_from_file(found, trusted_as_template=True) or {})
@@ -1052,6 +1060,11 @@ class InventoryCheck:
             report.finding(self.name, label, name, "no_argument_specs", "%s%s" % (role.spec_problem, where), source)
             return
         spec = role.options.get(name)
+        if spec is None and name in role.renamed:
+            report.finding(self.name, label, name, "renamed_variable",
+                           "role %s no longer reads it: renamed in 0.3.0, %s is now %s%s"
+                           % (role.name, name, role.renamed[name], where), source)
+            return
         if spec is None:
             hint = _closest(name, role.options)
             report.finding(self.name, label, name, "unknown_variable",

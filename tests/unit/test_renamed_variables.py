@@ -86,3 +86,21 @@ def test_an_old_name_stops_the_run_naming_the_new_one(role, tmp_path):
     assert proc.returncode != 0, out[-3000:]
     assert "%s is now %s" % (old, new) in out, out[-3000:]
     assert "changed=0" in out, out[-3000:]
+
+
+def test_the_inventory_validator_names_the_new_place(tmp_path):
+    """scripts/validate_inventories.py on a team's inventory that still sets old names: each is named with its new
+    place, not as an unknown variable."""
+    inv = tmp_path / "team"
+    (inv / "group_vars").mkdir(parents=True)
+    (inv / "hosts.yml").write_text("all:\n  children:\n    inference_hosts:\n      hosts:\n        h1:\n")
+    olds = dict((role, sorted(table.items())[0]) for role, table in RENAMED.items())
+    (inv / "group_vars" / "inference_hosts.yml").write_text(
+        "".join("%s: 1\n" % old for old, _new in olds.values()))
+    proc = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "validate_inventories.py"), "--inventory",
+                           str(inv), "--json"], cwd=ROOT, capture_output=True, text=True, timeout=120, check=False)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    findings = dict((f["variable"], f) for f in json.loads(proc.stdout)["findings"])
+    for old, new in olds.values():
+        assert findings[old]["kind"] == "renamed_variable", findings[old]
+        assert "renamed in 0.3.0, %s is now %s" % (old, new) in findings[old]["message"], findings[old]
