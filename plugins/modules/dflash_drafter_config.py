@@ -22,8 +22,7 @@ description:
   - Refuses quantized drafters, tensors that do not match the target, DSpark and EAGLE-3 drafters, and a format or key
     the given vLLM cannot serve, naming the version that can. Writes deterministic JSON atomically.
   - How each key is derived and what vLLM does with it - C(docs/dflash.md); what bad input gets - C(docs/bad-input.md).
-author:
-  - inference.gpu_host contributors (!UNKNOWN)
+author: inference.gpu_host contributors (!UNKNOWN)
 extends_documentation_fragment:
   - inference.gpu_host._attributes
   - inference.gpu_host._attributes.CHECK_MODE_DIFF_MODE

@@ -17,8 +17,7 @@ description:
     C(flash_attn.ops) (C(docs/flash-attn.md)); under O(policy=remove) this module removes both, within the bounds
     C(docs/bad-input.md) gives.
   - Never imports C(flash_attn) nor runs the venv's Python or an installer (except the read-only O(abi_check)).
-author:
-  - inference.gpu_host contributors (!UNKNOWN)
+author: inference.gpu_host contributors (!UNKNOWN)
 extends_documentation_fragment:
   - inference.gpu_host._attributes
   - inference.gpu_host._attributes.CHECK_MODE_DIFF_MODE

@@ -18,8 +18,7 @@ description:
     removes the lock only when this run holds it. A corrupt lock entry fails naming it and its id.
   - An action plugin (the controller half) calls the module of the same name on the host. Staleness, the record and
     corrupt entries - C(docs/locking.md).
-author:
-  - inference.gpu_host contributors (!UNKNOWN)
+author: inference.gpu_host contributors (!UNKNOWN)
 extends_documentation_fragment:
   - inference.gpu_host._attributes
   - inference.gpu_host._attributes.INFO_MODULE

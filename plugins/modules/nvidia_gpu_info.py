@@ -19,8 +19,7 @@ description:
   - Optionally answers whether a flash-attn major suits the GPUs (O(flash_attn_major)) and whether a tensor-parallel
     size fits them (O(tensor_parallel_size)); the caller decides.
   - Read-only. Bad options fail naming the option, before C(nvidia-smi) runs.
-author:
-  - inference.gpu_host contributors (!UNKNOWN)
+author: inference.gpu_host contributors (!UNKNOWN)
 extends_documentation_fragment:
   - inference.gpu_host._attributes
   - inference.gpu_host._attributes.INFO_MODULE

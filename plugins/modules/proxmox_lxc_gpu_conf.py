@@ -19,8 +19,7 @@ description:
     kept (C(docs/bad-input.md)).
   - Writes atomically under the lock C(pct) takes for the container; never restarts it (C(pct reboot <vmid>) applies a
     change). A bad option value fails naming the option; nothing is written.
-author:
-  - inference.gpu_host contributors (!UNKNOWN)
+author: inference.gpu_host contributors (!UNKNOWN)
 extends_documentation_fragment:
   - inference.gpu_host._attributes
   - inference.gpu_host._attributes.CHECK_MODE_DIFF_MODE

@@ -17,8 +17,7 @@ description:
     PEP 440 (a pin without a local label such as C(+cu130) accepts any); markers are evaluated for the venv's Python.
   - Bad input fails naming the option or file (C(docs/bad-input.md)). A broken C(direct_url.json) is ignored with a
     warning; that package then differs from its C(name @ url) pin and is reinstalled.
-author:
-  - inference.gpu_host contributors (!UNKNOWN)
+author: inference.gpu_host contributors (!UNKNOWN)
 extends_documentation_fragment:
   - inference.gpu_host._attributes
   - inference.gpu_host._attributes.INFO_MODULE

@@ -20,8 +20,7 @@ description:
     one; V(discard) removes a half-built generation whose O(token) V(create) returned.
   - Only marked generations are ever deleted; anything else there is listed in RV(ignored), and a generations
     directory that is a link is refused.
-author:
-  - inference.gpu_host contributors (!UNKNOWN)
+author: inference.gpu_host contributors (!UNKNOWN)
 extends_documentation_fragment:
   - inference.gpu_host._attributes
   - inference.gpu_host._attributes.CHECK_MODE_DIFF_MODE

@@ -20,8 +20,7 @@ description:
   - With O(gate), a fall from the instance's reference beyond O(acceptance_drop) or O(tok_s_drop) fails. With
     O(baseline), the run is the plain target's, served by the caller without C(--speculative-config).
   - Method, records and gate - C(docs/benchmark.md); what bad input gets - C(docs/bad-input.md).
-author:
-  - inference.gpu_host contributors (!UNKNOWN)
+author: inference.gpu_host contributors (!UNKNOWN)
 extends_documentation_fragment:
   - inference.gpu_host._attributes
   - inference.gpu_host._attributes.CHECK_MODE_DIFF_MODE

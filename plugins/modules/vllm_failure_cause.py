@@ -17,8 +17,7 @@ description:
   - Read-only. Fails only when the log cannot be read or an option is bad (naming it), never because a cause was found.
   - Logs of any size and encoding are read line by line; what is returned is capped and valid UTF-8
     (C(docs/bad-input.md)).
-author:
-  - inference.gpu_host contributors (!UNKNOWN)
+author: inference.gpu_host contributors (!UNKNOWN)
 extends_documentation_fragment:
   - inference.gpu_host._attributes
   - inference.gpu_host._attributes.INFO_MODULE

@@ -21,8 +21,7 @@ description:
     O(log_path)) as M(inference.gpu_host.vllm_failure_cause) reads it."
   - Each request is bounded as a whole in time and size (C(docs/bad-input.md)); anything else on the port is a poll
     that is not ready. Every option is checked before anything is requested.
-author:
-  - inference.gpu_host contributors (!UNKNOWN)
+author: inference.gpu_host contributors (!UNKNOWN)
 extends_documentation_fragment:
   - inference.gpu_host._attributes
   - inference.gpu_host._attributes.INFO_MODULE
