@@ -1062,7 +1062,7 @@ class InventoryCheck:
         spec = role.options.get(name)
         if spec is None and name in role.renamed:
             report.finding(self.name, label, name, "renamed_variable",
-                           "role %s no longer reads it: renamed in 0.3.0, %s is now %s%s"
+                           "role %s no longer reads it: renamed (changelog, breaking changes): %s is now %s%s"
                            % (role.name, name, role.renamed[name], where), source)
             return
         if spec is None:

@@ -118,4 +118,4 @@ def test_the_inventory_validator_names_the_new_place(tmp_path):
     findings = dict((f["variable"], f) for f in json.loads(proc.stdout)["findings"])
     for old, new in olds.values():
         assert findings[old]["kind"] == "renamed_variable", findings[old]
-        assert "renamed in 0.3.0, %s is now %s" % (old, new) in findings[old]["message"], findings[old]
+        assert "renamed (changelog, breaking changes): %s is now %s" % (old, new) in findings[old]["message"], findings[old]

@@ -37,8 +37,8 @@ INVENTORIES = {
 
 def _standins(directory):
     q36 = fx.write_target(os.path.join(directory, "q36"), fx.qwen36_target_config())
-    tiny = fx.write_target(os.path.join(directory, "tiny"), fx.qwen3_target_config(num_layers=8, hidden=256,
-                                                                                    vocab=1024))
+    tiny_config = fx.qwen3_target_config(num_layers=8, hidden=256, vocab=1024)
+    tiny = fx.write_target(os.path.join(directory, "tiny"), tiny_config)
     return {
         "q36_dflash": {"drafter": fx.write_seed_drafter(os.path.join(directory, "seed.safetensors")),
                        "target": q36},

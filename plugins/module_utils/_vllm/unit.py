@@ -593,8 +593,9 @@ UNIT_SETTINGS = {
     PREFIX + "served_model_name": _model_name,
     PREFIX + "port": _port,
     PREFIX + "systemd.limit_nofile": _matching(_NOFILE, "LimitNOFILE=: an integer, infinity, or soft:hard of those"),
-    PREFIX + "systemd.limit_memlock": _matching(_MEMLOCK, "LimitMEMLOCK=: infinity, or bytes with an optional K, M, G, T, P or "
-                                                  "E suffix (65536, 64K, 8G), or soft:hard of those"),
+    PREFIX + "systemd.limit_memlock": _matching(
+        _MEMLOCK, "LimitMEMLOCK=: infinity, or bytes with an optional K, M, G, T, P or E suffix (65536, 64K, 8G), or "
+                  "soft:hard of those"),
     PREFIX + "systemd.timeout_start_sec": _integer(0, what=" (seconds)"),
     PREFIX + "systemd.restart_sec": _integer(0, what=" (seconds)"),
     PREFIX + "systemd.start_limit_burst": _integer(0),
