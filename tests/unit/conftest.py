@@ -28,3 +28,20 @@ try:
     settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "unit"))
 except ImportError:  # pragma: no cover - hypothesis is in the dev lock
     pass
+
+
+try:
+    import pytest
+
+    @pytest.fixture(autouse=True)
+    def _no_collection_finder_left_behind():
+        """A test that runs Ansible in-process (InventoryManager, the inventory validator, Templar) installs Ansible's
+        collection finder in sys.meta_path; left there, it takes over the next import of this collection's
+        module_utils in the same worker and fails it ("collection metadata was not loaded"), depending on which files
+        pytest-xdist gave that worker. Ansible installs it again when it next needs it."""
+        yield
+        finder = sys.modules.get("ansible.utils.collection_loader._collection_finder")
+        if finder is not None and finder.AnsibleCollectionConfig.collection_finder is not None:
+            finder._AnsibleCollectionFinder._remove()  # pylint: disable=protected-access
+except ImportError:  # pragma: no cover - pytest runs this file
+    pass
