@@ -119,3 +119,44 @@ def test_the_inventory_validator_names_the_new_place(tmp_path):
     for old, new in olds.values():
         assert findings[old]["kind"] == "renamed_variable", findings[old]
         assert "renamed (changelog, breaking changes): %s is now %s" % (old, new) in findings[old]["message"], findings[old]
+
+
+def test_an_unknown_key_of_a_documented_dict_is_refused_naming_it(tmp_path):
+    """Every documented dict (an option of type dict with its keys in argument_specs): a key it does not have stops the
+    run at the role's argument validation, naming <dict>.<key>, with nothing changed (one run, a host per dict)."""
+    hosts = {}
+    for role in sorted(os.listdir(os.path.join(ROOT, "roles"))):
+        options = _load(role, "meta", "argument_specs.yml")["argument_specs"]["main"]["options"]
+        for name, spec in sorted(options.items()):
+            if spec.get("type") == "dict" and spec.get("options"):
+                hosts["%s--%s" % (role, name)] = dict(MINIMAL.get(role, {}), renamed_role=role,
+                                                      **{name: {"no_such_key": 1}})
+    assert len(hosts) >= 7
+    inventory = tmp_path / "hosts.json"
+    inventory.write_text(json.dumps({"all": {"hosts": hosts, "vars": {
+        "ansible_connection": "local", "ansible_python_interpreter": sys.executable}}}))
+    playbook = tmp_path / "unknown.yml"
+    playbook.write_text(yaml.safe_dump([{
+        "name": "Run each role with an unknown key", "hosts": "all", "gather_facts": False,
+        "tasks": [{"name": "The role", "ansible.builtin.include_role": {
+            "name": "inference.gpu_host.{{ renamed_role }}"}}],
+    }]))
+    (tmp_path / "ansible.cfg").write_text("[defaults]\n")
+    env = dict(os.environ, ANSIBLE_CONFIG=str(tmp_path / "ansible.cfg"), ANSIBLE_NOCOLOR="1",
+               ANSIBLE_COLLECTIONS_PATH=os.path.join(ROOT, ".collections"), ANSIBLE_RETRY_FILES_ENABLED="0",
+               ANSIBLE_STDOUT_CALLBACK="ansible.builtin.json")
+    proc = subprocess.run(
+        [os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", str(inventory), "--check",
+         str(playbook)], cwd=ROOT, capture_output=True, text=True, env=env, check=False)
+    assert proc.returncode == 2, proc.stdout[-3000:] + proc.stderr[-3000:]
+    report = json.loads(proc.stdout)
+    failed = {}
+    for task in report["plays"][0]["tasks"]:
+        for host, result in task["hosts"].items():
+            if result.get("failed"):
+                failed[host] = (task["task"]["name"], json.dumps(result.get("argument_errors") or result.get("msg")))
+    for host in hosts:
+        name = host.split("--")[1]
+        task, message = failed.get(host, ("", ""))
+        assert "Validating arguments" in task and "%s.no_such_key" % name in message, (host, task, message)
+    assert all(stats["changed"] == 0 and stats["failures"] == 1 for stats in report["stats"].values()), report["stats"]

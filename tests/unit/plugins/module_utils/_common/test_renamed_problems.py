@@ -10,17 +10,17 @@ from hypothesis import given, strategies as st
 
 from ansible_collections.inference.gpu_host.plugins.module_utils._common.inputs import RENAMED_PREFIX, renamed_problems
 
-TABLE = {"drafter_block_size": "drafter_config_overrides.block_size", "drafter_hf_token": "drafter_huggingface.token"}
+TABLE = {"demo_block_size": "demo_overrides.block_size", "demo_hf_token": "demo_huggingface.token"}
 
 
 def test_nothing_renamed_is_set():
-    assert renamed_problems(["drafter_dest_dir", "inventory_hostname"], TABLE) == []
+    assert renamed_problems(["demo_dest_dir", "inventory_hostname"], TABLE) == []
 
 
 def test_every_old_name_set_is_named_with_its_new_place_sorted():
-    assert renamed_problems(["drafter_hf_token", "x", "drafter_block_size"], TABLE) == [
-        RENAMED_PREFIX + "drafter_block_size is now drafter_config_overrides.block_size; "
-        "drafter_hf_token is now drafter_huggingface.token."]
+    assert renamed_problems(["demo_hf_token", "x", "demo_block_size"], TABLE) == [
+        RENAMED_PREFIX + "demo_block_size is now demo_overrides.block_size; "
+        "demo_hf_token is now demo_huggingface.token."]
 
 
 @pytest.mark.parametrize("table", [None, ["a"], {"a": 1}, {1: "b"}])
@@ -29,7 +29,7 @@ def test_a_bad_table_is_refused(table):
         renamed_problems([], table)
 
 
-names = st.sampled_from(sorted(TABLE) + ["a", "drafter_block_sizes", "vllm_service_port"])
+names = st.sampled_from(sorted(TABLE) + ["a", "demo_block_sizes", "vllm_service_port"])
 
 
 @given(defined=st.lists(st.one_of(names, st.integers()), max_size=8))
