@@ -17,6 +17,11 @@ case "${1:-}" in -h|--help) sed -n '2,/^[^#]/s/^# \{0,1\}//p' "${BASH_SOURCE[0]}
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT" || exit 1
 T_START=$SECONDS
+cpu_ticks() {
+  # All CPUs' busy and total ticks since boot (/proc/stat): what the whole run kept busy, shown at the end.
+  awk '/^cpu / {t = 0; for (i = 2; i <= NF; i++) t += $i; print t - $5 - $6, t}' /proc/stat
+}
+read -r CPU_BUSY0 CPU_ALL0 < <(cpu_ticks)
 bash scripts/bootstrap.sh || { echo "bootstrap failed"; exit 1; }
 echo "bootstrap: $((SECONDS-T_START)) s"
 export PATH="$ROOT/.venv/bin:$PATH"
@@ -167,6 +172,10 @@ passed=$(grep -c '^ok ' "$RESULTS"); failed=$(grep -c '^FAILED ' "$RESULTS")
 echo
 echo "stage times:"; awk '{printf "  %-24s %5d s%s\n", $2, $3, ($1 == "ok" ? "" : "  FAILED")}' "$RESULTS"
 echo "total: $((SECONDS-T_START)) s ($(( (SECONDS-T_START)/60 )) min), bootstrap included"
+read -r CPU_BUSY1 CPU_ALL1 < <(cpu_ticks)
+# Whether the run waited or computed: at ~100% busy only less work makes it shorter, not more lanes.
+awk -v b=$((CPU_BUSY1-CPU_BUSY0)) -v a=$((CPU_ALL1-CPU_ALL0)) -v n="$(nproc)" -v hz="$(getconf CLK_TCK)" \
+  'BEGIN { if (a > 0) printf "cpu: %.0f%% busy of %d cores, %d core-seconds (the machine as a whole)\n", 100 * b / a, n, b / hz }'
 if [ "$failed" -ne 0 ]; then
   for f in $(awk '$1 == "FAILED" {print $2}' "$RESULTS"); do
     echo; echo "=== what ended $f (the last failure in $LOGS/stage-$f.log):"
