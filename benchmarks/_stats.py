@@ -13,8 +13,12 @@
                                       seconds, and the CPU seconds (user + system) of CMD and every
                                       process it waited for (getrusage of the children: ssh included)
   _stats.py ratio A B                 A / B, 2 decimals
+  _stats.py trips LOG OUT             from LOG (one site.yml run, ansible.builtin.json output), write OUT: a
+                                      playbook of that run's round trips alone (take the run lock, each
+                                      state read with the arguments the run gave it, release the lock)
 """
 
+import json
 import re
 import resource
 import statistics
@@ -114,6 +118,53 @@ def timed(log, cmd):
     return "%d %.2f %.2f" % (rc, wall, cpu)
 
 
+# The roles' state reads: the host_state option each one fills (module_utils/_host/host_state.py READS).
+READS = ("base", "python_env", "drafter", "vllm_service")
+MASKED = "VALUE_SPECIFIED_IN_NO_LOG_PARAMETER"
+
+
+def state_reads(log):
+    """[(task name, read, its arguments)] of the state reads in LOG (the first host's), in run order."""
+    with open(log, encoding="utf-8") as f:
+        text = f.read()
+    # profile_tasks prints its lines around the json callback's one document.
+    start = text.find("\n{")
+    if start < 0:
+        raise SystemExit("%s: no ansible.builtin.json output in it" % log)
+    doc, _end = json.JSONDecoder().raw_decode(text[start + 1:])
+    reads = []
+    for play in doc.get("plays", []):
+        for task in play.get("tasks", []):
+            results = list(task.get("hosts", {}).values())
+            args = ((results[0].get("invocation") or {}).get("module_args") or {}) if results else {}
+            reads += [(task["task"]["name"], read, args[read]) for read in READS if args.get(read) is not None]
+    if not reads:
+        raise SystemExit("%s: no state read ran" % log)
+    if MASKED in json.dumps(reads):
+        # A no_log option's value is not in the output: the reads cannot be run again as the roles ran them.
+        raise SystemExit("%s: a state read's arguments are masked (no_log): no round-trip playbook" % log)
+    return reads
+
+
+def trips(log, out):
+    """Write OUT: the round trips of LOG's run alone. JSON is YAML, so each read's arguments go in as they were."""
+    lines = ["---",
+             "- name: The round trips of a no-change converge alone - the run lock and the state reads",
+             "  hosts: inference_hosts",
+             "  gather_facts: false",
+             "  tasks:",
+             "    - name: Take the host's run lock",
+             "      inference.gpu_host.host_run_lock: {state: acquired}"]
+    for name, read, args in state_reads(log):
+        lines += ["    - name: %s" % json.dumps(name),
+                  "      inference.gpu_host.host_state:",
+                  "        %s: %s" % (read, json.dumps(args, sort_keys=True))]
+    lines += ["    - name: Release the host's run lock",
+              "      inference.gpu_host.host_run_lock: {state: released}"]
+    with open(out, "w", encoding="utf-8") as f:
+        f.write("\n".join(lines) + "\n")
+
+
 def main(argv):
     if len(argv) < 2:
         raise SystemExit(__doc__)
@@ -134,6 +185,8 @@ def main(argv):
         print("%.2f" % (float(args[0]) / float(args[1])) if float(args[1]) else "-")
     elif cmd == "task":
         print(task(args[0], args[1]))
+    elif cmd == "trips":
+        trips(args[0], args[1])
     else:
         raise SystemExit(__doc__)
 

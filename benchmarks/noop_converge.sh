@@ -5,7 +5,10 @@
 # configuration, printed also as a ratio to the floor: a one-task playbook (one
 # ping, no facts) against the same host, timed in the same run, alternating with
 # the others (what any playbook costs: Ansible's start, the inventory, one round
-# trip). With --mitogen, the same runs under mitogen's mitogen_linear strategy
+# trip). Beside it, the run's round trips alone ("trips"): a playbook of only the
+# run lock taken, each state read the no-change run made, with the arguments it
+# gave them (captured from one more no-change run's json output), and the lock
+# released: what the converge costs before any other task. With --mitogen, the same runs under mitogen's mitogen_linear strategy
 # (README "Speed", opt-in) alternate with the shipped ones, so both figures come
 # from the same run under the same load.
 #
@@ -36,7 +39,7 @@
 set -euo pipefail
 RUNS=3
 KEEP=""
-CONFIGS="floor shipped"
+CONFIGS="floor trips shipped"
 TARGET=2.5
 BASELINE_REF=""
 ARGS=()
@@ -53,7 +56,7 @@ while getopts "n:k:h" opt; do
   case "$opt" in
     n) RUNS=$OPTARG ;;
     k) KEEP=$OPTARG ;;
-    *) sed -n '2,36p' "$0"; exit 2 ;;
+    *) sed -n '2,38p' "$0"; exit 2 ;;
   esac
 done
 shift $((OPTIND - 1))
@@ -111,6 +114,11 @@ if [ -n "$BASELINE_REF" ]; then
   bench_baseline "$BASELINE_REF"
   BASE_TREE="$BENCH_WORK/baseline/tree"
 fi
+# The round trips alone: the lock and the state reads of a no-change run, with the arguments that run gave them.
+bench_log "capturing the state reads' arguments (one more no-change run, json output; not timed)"
+bench_time "$LOGS/capture.log" env ANSIBLE_STDOUT_CALLBACK=ansible.builtin.json "${PB[@]}" site.yml "$@"
+TRIPS_PB="$BENCH_WORK/trips.yml"
+"${BENCH_STATS[@]}" trips "$LOGS/capture.log" "$TRIPS_PB"
 # The floor: one task that reaches the host, nothing else.
 FLOOR_PB="$BENCH_WORK/floor.yml"
 cat >"$FLOOR_PB" <<'YAML'
@@ -130,6 +138,8 @@ for i in $(seq 1 "$RUNS"); do
     log="$LOGS/noop-$config-$i.log"
     if [ "$config" = floor ]; then
       bench_time "$log" "${PB[@]}" "$FLOOR_PB"
+    elif [ "$config" = trips ]; then
+      bench_time "$log" "${PB[@]}" "$TRIPS_PB"
     elif [ "$config" = mitogen ]; then
       bench_time "$log" env "${MITOGEN_ENV[@]}" "${PB[@]}" site.yml "$@"
     elif [ "$config" = baseline ]; then
@@ -172,6 +182,13 @@ echo "| controller CPU s, median (min-max) | $("${BENCH_STATS[@]}" summary ${CPU
 echo "| the floor (one ping, no facts), wall s | $("${BENCH_STATS[@]}" summary ${TIMES[floor]}) | | | |"
 # shellcheck disable=SC2086
 echo "| the floor, controller CPU s | $("${BENCH_STATS[@]}" summary ${CPUS[floor]}) | | | |"
+# shellcheck disable=SC2086
+TRIPS="$("${BENCH_STATS[@]}" median ${TIMES[trips]})"
+# shellcheck disable=SC2086
+echo "| the round trips alone (lock, $(grep -c 'inference.gpu_host.host_state:' "$TRIPS_PB") state reads, release), wall s |" \
+  "$("${BENCH_STATS[@]}" summary ${TIMES[trips]}) | shipped / trips = $("${BENCH_STATS[@]}" ratio "$BASE" "$TRIPS") | | |"
+# shellcheck disable=SC2086
+echo "| the round trips alone, controller CPU s | $("${BENCH_STATS[@]}" summary ${CPUS[trips]}) | | | |"
 if [ -n "${TIMES[mitogen]:-}" ]; then
   # shellcheck disable=SC2086
   MED="$("${BENCH_STATS[@]}" median ${TIMES[mitogen]})"
